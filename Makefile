@@ -29,7 +29,7 @@ build: $(BIN)/jobset-flux
 $(BIN)/jobset-flux: $(shell find fn pkg -name '*.go' -o -name '*.tmpl' -o -name '*.yaml' 2>/dev/null) go.mod go.sum krmfunction.yaml
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./fn
 
-include mk/*.mk
+-include mk/*.mk
 
 ## unit: the function's own Go tests (golden files, packages, fuzz seed corpora).
 unit: build

@@ -1,0 +1,7 @@
+# Pinned command-line tools the tests run for real, installed into ./bin.
+
+$(BIN)/kustomize:
+	GOBIN=$(BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+
+.PHONY: tools
+tools: $(BIN)/kustomize $(BIN)/staticcheck
