@@ -1,0 +1,11 @@
+// Package jobsetflux holds the function's metadata file so that the
+// function and its tests validate configs against the schema users read.
+package jobsetflux
+
+import _ "embed"
+
+// FunctionDefinition is krmfunction.yaml, the KRMFunctionDefinition with
+// the JobSetFlux config schema.
+//
+//go:embed krmfunction.yaml
+var FunctionDefinition []byte

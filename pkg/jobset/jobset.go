@@ -1,0 +1,242 @@
+// Package jobset reads the parts of a JobSet (jobset.x-k8s.io/v1alpha2)
+// that the Flux transform depends on, straight from its YAML nodes, and
+// reports every value of the wrong type with its field path. It knows
+// nothing of Flux: it reads what is written.
+package jobset
+
+import (
+	"fmt"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Group, Version and Kind of the JobSets this package reads.
+const (
+	APIVersion = "jobset.x-k8s.io/v1alpha2"
+	Kind       = "JobSet"
+)
+
+// JobSet is what the transform needs to know about one JobSet.
+type JobSet struct {
+	Name, Namespace string
+	Annotations     map[string]string
+	// Subdomain is spec.network.subdomain as written ("" when unset).
+	Subdomain                                    string
+	EnableDNSHostnames, PublishNotReadyAddresses *bool
+	ReplicatedJobs                               []ReplicatedJob
+}
+
+// ReplicatedJob is one entry of spec.replicatedJobs.
+type ReplicatedJob struct {
+	Index int
+	Name  string
+	// Path is the field path of the entry, e.g. spec.replicatedJobs[1].
+	Path string
+	// Replicas defaults to 1 when unset.
+	Replicas                 int
+	Completions, Parallelism *int
+	CompletionMode           string
+	BackoffLimit             *int
+	Pod                      Pod
+}
+
+// JobPath is the path of the replicatedJob's Job spec.
+func (r *ReplicatedJob) JobPath() string { return r.Path + ".template.spec" }
+
+// Pod is a replicatedJob's pod template spec.
+type Pod struct {
+	// Path is the field path of the pod spec.
+	Path              string
+	RestartPolicy     string
+	HostNetwork       bool
+	SetHostnameAsFQDN bool
+	Containers        []Container
+	InitContainers    []string
+	Volumes           []string
+}
+
+// Container is one container of a pod template.
+type Container struct {
+	Index int
+	Name  string
+	// Path is the field path of the container.
+	Path string
+	// Command and Args are as written.
+	Command, Args []string
+	Env           []EnvVar
+	// GPUs is the container's nvidia.com/gpu or amd.com/gpu limit (else
+	// request); GPUPath names the field it came from ("" when none).
+	GPUs    int
+	GPUPath string
+	Mounts  []Mount
+}
+
+// EnvVar is one literal or referenced environment variable.
+type EnvVar struct {
+	Name, Value string
+	// FromRef is true for valueFrom variables, whose value is unknown here.
+	FromRef bool
+	Path    string
+}
+
+// Mount is one volumeMount.
+type Mount struct {
+	Name, MountPath string
+}
+
+// GPUResources are the extended resources counted as GPUs.
+var GPUResources = []string{"nvidia.com/gpu", "amd.com/gpu"}
+
+// Read reads a JobSet. Wrong types and missing required parts are errors
+// in the returned list; the JobSet is still returned as far as it could be
+// read, so that all problems can be reported in one run.
+func Read(rn *yaml.RNode) (*JobSet, finding.List) {
+	r := &reader{}
+	root := rn.YNode()
+	meta := r.mapping(root, "metadata", "metadata")
+	js := &JobSet{
+		Name:      r.str(meta, "name", "metadata.name"),
+		Namespace: r.str(meta, "namespace", "metadata.namespace"),
+	}
+	if ann := r.mapping(meta, "annotations", "metadata.annotations"); ann != nil {
+		js.Annotations = map[string]string{}
+		for i := 0; i+1 < len(ann.Content); i += 2 {
+			k, v := ann.Content[i].Value, deref(ann.Content[i+1])
+			if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
+				what := "null"
+				if v != nil {
+					what = kindName(v)
+				}
+				r.found.Errorf(fmt.Sprintf("metadata.annotations[%s]", k), "annotation values must be strings (quote it), got %s", what)
+				continue
+			}
+			js.Annotations[k] = v.Value
+		}
+	}
+	if js.Name == "" {
+		r.found.Errorf("metadata.name", "the JobSet has no name")
+	}
+	spec := r.mapping(root, "spec", "spec")
+	if spec == nil {
+		r.found.Errorf("spec", "the JobSet has no spec")
+		return js, r.found
+	}
+	if network := r.mapping(spec, "network", "spec.network"); network != nil {
+		js.Subdomain = r.str(network, "subdomain", "spec.network.subdomain")
+		js.EnableDNSHostnames = r.boolean(network, "enableDNSHostnames", "spec.network.enableDNSHostnames")
+		js.PublishNotReadyAddresses = r.boolean(network, "publishNotReadyAddresses", "spec.network.publishNotReadyAddresses")
+	}
+	items := r.list(spec, "replicatedJobs", "spec.replicatedJobs")
+	if len(items) == 0 && Field(spec, "replicatedJobs") == nil {
+		r.found.Errorf("spec.replicatedJobs", "the JobSet has no replicatedJobs")
+	}
+	for i, item := range items {
+		path := fmt.Sprintf("spec.replicatedJobs[%d]", i)
+		if item == nil || item.Kind != yaml.MappingNode {
+			r.found.Errorf(path, "must be a map with name, replicas and template")
+			continue
+		}
+		js.ReplicatedJobs = append(js.ReplicatedJobs, r.replicatedJob(item, i, path))
+	}
+	return js, r.found
+}
+
+func (r *reader) replicatedJob(item *yaml.Node, index int, path string) ReplicatedJob {
+	rj := ReplicatedJob{Index: index, Path: path, Replicas: 1}
+	rj.Name = r.str(item, "name", path+".name")
+	if rj.Name == "" && Field(item, "name") == nil {
+		r.found.Errorf(path+".name", "the replicatedJob has no name")
+	}
+	if n := r.integer(item, "replicas", path+".replicas"); n != nil {
+		rj.Replicas = *n
+	}
+	tmpl := r.mapping(item, "template", path+".template")
+	jobPath := path + ".template.spec"
+	job := r.mapping(tmpl, "spec", jobPath)
+	if job == nil {
+		r.found.Errorf(jobPath, "the replicatedJob has no Job template spec")
+		return rj
+	}
+	rj.Completions = r.integer(job, "completions", jobPath+".completions")
+	rj.Parallelism = r.integer(job, "parallelism", jobPath+".parallelism")
+	rj.CompletionMode = r.str(job, "completionMode", jobPath+".completionMode")
+	rj.BackoffLimit = r.integer(job, "backoffLimit", jobPath+".backoffLimit")
+	podTmpl := r.mapping(job, "template", jobPath+".template")
+	podPath := jobPath + ".template.spec"
+	pod := r.mapping(podTmpl, "spec", podPath)
+	if pod == nil {
+		r.found.Errorf(podPath, "the replicatedJob has no pod template spec")
+		return rj
+	}
+	rj.Pod = r.pod(pod, podPath)
+	return rj
+}
+
+func (r *reader) pod(pod *yaml.Node, path string) Pod {
+	p := Pod{Path: path}
+	p.RestartPolicy = r.str(pod, "restartPolicy", path+".restartPolicy")
+	if b := r.boolean(pod, "hostNetwork", path+".hostNetwork"); b != nil {
+		p.HostNetwork = *b
+	}
+	if b := r.boolean(pod, "setHostnameAsFQDN", path+".setHostnameAsFQDN"); b != nil {
+		p.SetHostnameAsFQDN = *b
+	}
+	for i, c := range r.list(pod, "containers", path+".containers") {
+		p.Containers = append(p.Containers, r.container(c, i, fmt.Sprintf("%s.containers[%d]", path, i)))
+	}
+	if len(p.Containers) == 0 {
+		r.found.Errorf(path+".containers", "the pod template has no containers")
+	}
+	for i, c := range r.list(pod, "initContainers", path+".initContainers") {
+		p.InitContainers = append(p.InitContainers, r.str(c, "name", fmt.Sprintf("%s.initContainers[%d].name", path, i)))
+	}
+	for i, v := range r.list(pod, "volumes", path+".volumes") {
+		p.Volumes = append(p.Volumes, r.str(v, "name", fmt.Sprintf("%s.volumes[%d].name", path, i)))
+	}
+	return p
+}
+
+func (r *reader) container(n *yaml.Node, index int, path string) Container {
+	c := Container{Index: index, Path: path}
+	if n == nil || n.Kind != yaml.MappingNode {
+		r.found.Errorf(path, "must be a map describing a container")
+		return c
+	}
+	c.Name = r.str(n, "name", path+".name")
+	c.Command = r.strings(n, "command", path+".command")
+	c.Args = r.strings(n, "args", path+".args")
+	for i, e := range r.list(n, "env", path+".env") {
+		ep := fmt.Sprintf("%s.env[%d]", path, i)
+		v := EnvVar{Name: r.str(e, "name", ep+".name"), Path: ep + ".value"}
+		v.Value = r.str(e, "value", ep+".value")
+		v.FromRef = Field(e, "valueFrom") != nil
+		c.Env = append(c.Env, v)
+	}
+	for i, m := range r.list(n, "volumeMounts", path+".volumeMounts") {
+		mp := fmt.Sprintf("%s.volumeMounts[%d]", path, i)
+		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, "name", mp+".name"), MountPath: r.str(m, "mountPath", mp+".mountPath")})
+	}
+	res := r.mapping(n, "resources", path+".resources")
+	for _, section := range []string{"limits", "requests"} {
+		sp := path + ".resources." + section
+		m := r.mapping(res, section, sp)
+		for _, name := range GPUResources {
+			q := Field(m, name)
+			if q == nil {
+				continue
+			}
+			fp := fmt.Sprintf("%s[%s]", sp, name)
+			qty, err := resource.ParseQuantity(q.Value)
+			if q.Kind != yaml.ScalarNode || err != nil || qty.Sign() < 0 || !qty.IsZero() && qty.Value()*1000 != qty.MilliValue() {
+				r.found.Errorf(fp, "must be a whole number of GPUs, got %q", q.Value)
+				continue
+			}
+			if c.GPUPath == "" {
+				c.GPUs, c.GPUPath = int(min(qty.Value(), 1<<20)), fp
+			}
+		}
+	}
+	return c
+}

@@ -1,0 +1,410 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Limits that keep generated names and the instance size within what
+// Kubernetes and the JobSet webhook accept.
+const (
+	// MaxHostname: pod names are <hostname>-<5 random chars> and must fit 63.
+	MaxHostname = 57
+	// MaxBrokers bounds the instance size (memory and time stay linear in
+	// the number of replicated Jobs, never in the number of pods).
+	MaxBrokers = 1_000_000
+)
+
+// Unwrap returns a command with this function's entrypoint removed, and
+// whether it was there.
+func Unwrap(command []string) ([]string, bool) {
+	if len(command) > 0 && command[0] == EntrypointPath {
+		return command[1:], true
+	}
+	return command, false
+}
+
+// Build resolves the settings of one JobSet (config, then the wrapped
+// container's environment, then the JobSet's annotations), validates the
+// JobSet against what Flux and the JobSet controller need, and computes the
+// plan. The plan is nil when there are errors; every problem found is
+// reported, not only the first.
+func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
+	var found finding.List
+	annotations, f := settings.AnnotationLayer(js.Annotations)
+	found.Add(f)
+
+	// Which replicatedJobs and containers are wrapped is known before the
+	// environment is read, since the environment lives on those containers.
+	pre, f := settings.Resolve(config, annotations)
+	found.Add(f)
+	groups, f := chooseGroups(js, &pre)
+	found.Add(f)
+	env, f := envLayer(js, groups)
+	found.Add(f)
+	s, _ := settings.Resolve(config, env, annotations) // errors already reported above, except env's
+	_, f = settings.Resolve(env)
+	found.Add(f)
+	if found.HasErrors() {
+		return nil, found
+	}
+
+	p := &Plan{
+		Namespace:      js.Namespace,
+		Name:           js.Name,
+		Subdomain:      js.Subdomain,
+		ConfigMapName:  js.Name + ConfigMapSuffix,
+		SecretName:     js.Name + SecretSuffix,
+		GenerateSecret: s.CurveSecret == "",
+		ViewImage:      s.ViewImage,
+		NetworkDevice:  s.NetworkDevice,
+		Port:           s.Port,
+		QueuePolicy:    s.QueuePolicy,
+		ConnectTimeout: s.ConnectTimeout,
+		Topology:       s.Topology,
+		RunOptions:     s.RunOptions,
+		ShmSize:        s.ShmSize,
+		Groups:         groups,
+	}
+	if s.CurveSecret != "" {
+		p.SecretName = s.CurveSecret
+	}
+	for _, rj := range js.ReplicatedJobs {
+		for _, c := range rj.Pod.Containers {
+			if _, wrapped := Unwrap(c.Command); wrapped {
+				p.Rendered = true
+			}
+		}
+	}
+	found.Add(checkNames(js, p))
+	found.Add(checkNetwork(js, p))
+	for i := range p.Groups {
+		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i], p.Rendered))
+	}
+	if found.HasErrors() {
+		return nil, found
+	}
+	found.Add(placeRanks(js, p))
+	found.Add(resources(js, p, &s))
+	found.Add(interactive(js, p, &s))
+	if found.HasErrors() {
+		return nil, found
+	}
+	return p, found
+}
+
+// chooseGroups picks the replicatedJobs that join the instance, in rank
+// order, and the container to wrap in each.
+func chooseGroups(js *jobset.JobSet, s *settings.Settings) ([]Group, finding.List) {
+	var found finding.List
+	var chosen []*jobset.ReplicatedJob
+	if s.ReplicatedJobs == nil {
+		for i := range js.ReplicatedJobs {
+			chosen = append(chosen, &js.ReplicatedJobs[i])
+		}
+	} else {
+		var names []string
+		for i := range js.ReplicatedJobs {
+			names = append(names, js.ReplicatedJobs[i].Name)
+		}
+		for _, want := range s.ReplicatedJobs {
+			i := slices.Index(names, want)
+			if i < 0 {
+				found.Errorf(s.Origin("replicated-jobs"), "replicated-jobs names %q, but the JobSet's replicatedJobs are %s; list only those", want, quoteList(names))
+				continue
+			}
+			chosen = append(chosen, &js.ReplicatedJobs[i])
+		}
+	}
+	var groups []Group
+	for _, rj := range chosen {
+		g := Group{Index: rj.Index, Name: rj.Name, Container: -1}
+		var names []string
+		for _, c := range rj.Pod.Containers {
+			names = append(names, c.Name)
+			if g.Container < 0 && (s.Container == "" || c.Name == s.Container) {
+				g.Container = c.Index
+			}
+		}
+		if g.Container < 0 {
+			if len(rj.Pod.Containers) > 0 {
+				found.Errorf(rj.Pod.Path+".containers", "container %q is not in replicatedJob %q, whose containers are %s; set flux-framework.org/container to one of them", s.Container, rj.Name, quoteList(names))
+			}
+			continue
+		}
+		groups = append(groups, g)
+	}
+	return groups, found
+}
+
+// envLayer reads the reference plugin's environment variables from the
+// wrapped containers; they must agree across replicatedJobs.
+func envLayer(js *jobset.JobSet, groups []Group) (settings.Layer, finding.List) {
+	var found finding.List
+	layer := settings.Layer{Kind: settings.FromEnv, Values: map[string]settings.Raw{}}
+	for _, g := range groups {
+		c := js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
+		for _, e := range c.Env {
+			name, ok := settings.EnvNames[e.Name]
+			if !ok {
+				continue
+			}
+			if e.FromRef {
+				found.Errorf(e.Path, "%s must be a literal value: jobset-flux reads it at render time, so valueFrom cannot be resolved", e.Name)
+				continue
+			}
+			if prev, seen := layer.Values[name]; seen && prev.Value != e.Value {
+				found.Errorf(e.Path, "%s is %q here but %q at %s; the whole instance needs one value", e.Name, e.Value, prev.Value, prev.Path)
+				continue
+			}
+			layer.Values[name] = settings.Raw{Value: e.Value, Path: e.Path}
+		}
+	}
+	return layer, found
+}
+
+func checkNames(js *jobset.JobSet, p *Plan) finding.List {
+	var found finding.List
+	if errs := validation.IsDNS1035Label(js.Name); len(errs) > 0 {
+		found.Errorf("metadata.name", "a Flux JobSet's name must be a DNS-1035 label (it starts its pods' hostnames): %s", errs[0])
+	}
+	if p.Subdomain == "" {
+		p.Subdomain = js.Name
+		return found
+	}
+	errs := append(validation.IsDNS1123Subdomain(p.Subdomain), validation.IsDNS1035Label(p.Subdomain)...)
+	if len(errs) > 0 {
+		found.Errorf("spec.network.subdomain", "must be a DNS-1035 label of at most 63 characters starting with a letter: %s", errs[0])
+	}
+	return found
+}
+
+func checkNetwork(js *jobset.JobSet, p *Plan) finding.List {
+	var found finding.List
+	switch {
+	case js.EnableDNSHostnames == nil:
+		p.SetDNSHostnames = true
+		found.Infof("spec.network.enableDNSHostnames", "set to true: brokers find each other by pod hostname")
+	case !*js.EnableDNSHostnames:
+		found.Errorf("spec.network.enableDNSHostnames", "is false, but Flux brokers connect to each other by hostname; remove it or set it to true")
+	}
+	switch {
+	case js.PublishNotReadyAddresses == nil:
+		p.SetPublishNotReady = true
+		found.Infof("spec.network.publishNotReadyAddresses", "set to true: brokers must resolve each other before they are ready")
+	case !*js.PublishNotReadyAddresses:
+		found.Warnf("spec.network.publishNotReadyAddresses", "is false: a pod's hostname resolves only once it is ready, so a readiness probe that waits for Flux would deadlock the instance; set it to true unless you know why not")
+	}
+	return found
+}
+
+// reservedMounts are the paths the function mounts into the wrapped container.
+var reservedMounts = []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
+
+func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered bool) finding.List {
+	var found finding.List
+	g.Replicas = rj.Replicas
+	if rj.Replicas < 1 {
+		found.Errorf(rj.Path+".replicas", "must be at least 1 for a replicatedJob in the Flux instance, got %d", rj.Replicas)
+	}
+	job := rj.JobPath()
+	switch rj.CompletionMode {
+	case "":
+		g.Set.CompletionMode = true
+	case "Indexed":
+	default:
+		found.Errorf(job+".completionMode", "must be Indexed (or unset): Flux needs each pod's stable hostname, which only Indexed Jobs have; got %q", rj.CompletionMode)
+	}
+	switch {
+	case rj.Completions == nil && rj.Parallelism == nil:
+		g.Completions, g.Set.Completions, g.Set.Parallelism = 1, true, true
+	case rj.Completions == nil:
+		g.Completions, g.Set.Completions = *rj.Parallelism, true
+	default:
+		g.Completions = *rj.Completions
+		g.Set.Parallelism = rj.Parallelism == nil
+	}
+	if g.Completions < 1 {
+		found.Errorf(job+".completions", "must be at least 1, got %d", g.Completions)
+	}
+	if rj.Completions != nil && rj.Parallelism != nil && *rj.Parallelism != *rj.Completions {
+		found = append(found, finding.Finding{Severity: finding.Error, Path: job + ".parallelism",
+			Current: strconv.Itoa(*rj.Parallelism), Proposed: strconv.Itoa(*rj.Completions),
+			Message: fmt.Sprintf("must equal completions (%d): every broker of a Flux instance must run at once, got %d", *rj.Completions, *rj.Parallelism)})
+	}
+	g.Set.BackoffLimit = rj.BackoffLimit == nil
+	if rj.BackoffLimit != nil && *rj.BackoffLimit < 0 {
+		found.Errorf(job+".backoffLimit", "must not be negative, got %d", *rj.BackoffLimit)
+	}
+	pod := &rj.Pod
+	switch pod.RestartPolicy {
+	case "":
+		g.Set.RestartPolicy = true
+	case "Never":
+	case "OnFailure":
+		found.Warnf(pod.Path+".restartPolicy", "is OnFailure: if the leader's command fails, only the leader restarts while the other brokers have exited, and the new leader waits forever for them; Never lets the Job fail and the JobSet failurePolicy decide")
+	default:
+		found.Errorf(pod.Path+".restartPolicy", "must be Never or OnFailure for a Job, got %q", pod.RestartPolicy)
+	}
+	if pod.HostNetwork {
+		found.Errorf(pod.Path+".hostNetwork", "must be false: with the node's network the pod's hostname is the node's, which is not in the Flux hosts list")
+	}
+	if pod.SetHostnameAsFQDN {
+		found.Errorf(pod.Path+".setHostnameAsFQDN", "must be false: Flux brokers find their rank by their short hostname")
+	}
+	if !rendered {
+		if i := slices.Index(pod.InitContainers, InitContainerName); i >= 0 {
+			found.Errorf(fmt.Sprintf("%s.initContainers[%d].name", pod.Path, i), "init container name %q is reserved by jobset-flux; rename yours", InitContainerName)
+		}
+		for i, v := range pod.Volumes {
+			if slices.Contains(ReservedVolumes, v) {
+				found.Errorf(fmt.Sprintf("%s.volumes[%d].name", pod.Path, i), "volume name %q is reserved by jobset-flux; rename yours", v)
+			}
+		}
+	}
+	c := &pod.Containers[g.Container]
+	for i, m := range c.Mounts {
+		path := fmt.Sprintf("%s.volumeMounts[%d]", c.Path, i)
+		ours := rendered && slices.Contains(ReservedVolumes, m.Name)
+		switch {
+		case ours:
+		case !rendered && slices.Contains(ReservedVolumes, m.Name):
+			found.Errorf(path+".name", "volume name %q is reserved by jobset-flux; rename yours", m.Name)
+		case strings.TrimRight(m.MountPath, "/") == ShmDir:
+			g.OwnShm = true
+		case slices.ContainsFunc(reservedMounts, func(r string) bool { return overlaps(m.MountPath, r) }):
+			found.Errorf(path+".mountPath", "%q overlaps a path jobset-flux mounts (%s); mount it elsewhere", m.MountPath, strings.Join(reservedMounts, ", "))
+		}
+	}
+	g.Command, _ = Unwrap(c.Command)
+	return found
+}
+
+// overlaps reports whether one path is the other or inside it.
+func overlaps(a, b string) bool {
+	a, b = strings.TrimRight(a, "/")+"/", strings.TrimRight(b, "/")+"/"
+	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
+}
+
+// placeRanks numbers the pods in rank order (group, then job index, then
+// pod index), writes each group's compact hostlist and checks hostnames.
+func placeRanks(js *jobset.JobSet, p *Plan) finding.List {
+	var found finding.List
+	rank := 0
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		g.FirstRank = rank
+		longest := fmt.Sprintf("%s-%s-%d-%d", js.Name, g.Name, g.Replicas-1, g.Completions-1)
+		if len(longest) > MaxHostname {
+			found.Errorf("metadata.name", "pod hostname %q is %d characters, more than the %d that leave room for the pod name's random suffix; shorten the JobSet name %q or the replicatedJob name %q", longest, len(longest), MaxHostname, js.Name, g.Name)
+			continue
+		}
+		if rank+g.Replicas*g.Completions > MaxBrokers || g.Replicas*g.Completions > MaxBrokers {
+			found.Errorf(js.ReplicatedJobs[g.Index].Path, "the Flux instance would have more than %d brokers; split it into several JobSets", MaxBrokers)
+			return found
+		}
+		var hosts hostlist.List
+		prefix := js.Name + "-" + g.Name + "-"
+		if g.Completions == 1 {
+			hosts.AppendRange(prefix, 0, g.Replicas-1, "-0")
+		} else {
+			for j := 0; j < g.Replicas; j++ {
+				hosts.AppendRange(prefix+strconv.Itoa(j)+"-", 0, g.Completions-1, "")
+			}
+		}
+		g.Hosts = hosts.String()
+		rank += g.Replicas * g.Completions
+	}
+	p.Brokers = rank
+	return found
+}
+
+// resources derives tasks, cores and GPUs per node and per task.
+func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
+	var found finding.List
+	if s.GPUsPerNode != nil {
+		p.GPUsPerNode = *s.GPUsPerNode
+	} else {
+		first := ""
+		for i, g := range p.Groups {
+			c := js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
+			if i == 0 {
+				p.GPUsPerNode, first = c.GPUs, c.Path
+				continue
+			}
+			if c.GPUs != p.GPUsPerNode {
+				found.Errorf(c.Path+".resources", "container asks for %d GPUs but %s asks for %d; Flux describes every node alike, so set flux-framework.org/gpus-per-node", c.GPUs, first, p.GPUsPerNode)
+			}
+		}
+	}
+	p.TasksPerNode = s.TasksPerNode
+	if p.TasksPerNode == 0 {
+		p.TasksPerNode = max(1, p.GPUsPerNode)
+	}
+	p.CoresPerNode = s.CoresPerNode
+	if p.CoresPerNode == 0 {
+		p.CoresPerNode = p.TasksPerNode
+	}
+	if p.CoresPerNode%p.TasksPerNode != 0 {
+		found.Errorf(originOr(s, "cores-per-node", "metadata.annotations"), "cores-per-node (%d) must be a multiple of tasks-per-node (%d), so every task gets the same cores", p.CoresPerNode, p.TasksPerNode)
+	}
+	if p.GPUsPerNode%p.TasksPerNode != 0 {
+		found.Errorf(originOr(s, "gpus-per-node", originOr(s, "tasks-per-node", "metadata.annotations")), "gpus-per-node (%d) must be a multiple of tasks-per-node (%d): flux run's -g counts GPUs per task", p.GPUsPerNode, p.TasksPerNode)
+	}
+	p.Tasks = p.Brokers * p.TasksPerNode
+	p.CoresPerTask = p.CoresPerNode / p.TasksPerNode
+	p.GPUsPerTask = p.GPUsPerNode / p.TasksPerNode
+	return found
+}
+
+// interactive decides whether the instance runs a command: rank 0's
+// container (pod 0 of the first group) is the one whose command Flux runs.
+func interactive(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
+	var found finding.List
+	g := p.Groups[0]
+	c := js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
+	hasCommand := len(g.Command) > 0 || len(c.Args) > 0
+	switch {
+	case s.Interactive == nil:
+		p.Interactive = !hasCommand
+		if p.Interactive {
+			found.Infof(c.Path, "the container has no command or args, so the Flux instance is interactive: it stays up until `flux shutdown`")
+		}
+	case *s.Interactive:
+		p.Interactive = true
+		if hasCommand {
+			found.Warnf(c.Path+".command", "interactive is true, so the container's command and args are not run")
+		}
+	default:
+		if !hasCommand {
+			found.Errorf(c.Path+".command", "interactive is false but the container has no command or args to run; give it a command or set flux-framework.org/interactive: \"true\"")
+		}
+	}
+	if len(g.Command) == 0 && len(c.Args) > 0 && !p.Interactive {
+		found.Warnf(c.Path+".args", "the container has args but no command: the Flux entrypoint replaces the image's ENTRYPOINT, so args run as the command; set command explicitly if the image's ENTRYPOINT matters")
+	}
+	return found
+}
+
+func originOr(s *settings.Settings, name, fallback string) string {
+	if o := s.Origin(name); o != "" {
+		return o
+	}
+	return fallback
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,154 @@
+// Package plan is where JobSet facts and Flux facts meet: from a JobSet's
+// shape and the resolved settings it computes, as plain data, everything the
+// generated files and the pod-template edits need (hosts in rank order, node
+// and task counts, per-task resources, names and paths).
+package plan
+
+// Paths inside every Flux pod. The init container fills the install and
+// software volumes; the entrypoint keeps its private state under RunDir.
+const (
+	// InstallDir is where the flux-install emptyDir is mounted (init and app).
+	InstallDir = "/mnt/flux/install"
+	// ViewDir is the copy of the resolved Flux view inside InstallDir.
+	ViewDir = InstallDir + "/view"
+	// RunDir holds the broker's private state, created by the broker's own user.
+	RunDir = InstallDir + "/run"
+	// CertPath is the private (mode 0400) copy of the CURVE certificate.
+	CertPath = RunDir + "/curve.cert"
+	// SoftwareDir is where the view's Spack tree lives; its RPATHs are absolute,
+	// so the app container mounts the copy back at the same path.
+	SoftwareDir = "/opt/software"
+	// SoftwareStagingDir is where the init container mounts the software volume
+	// (its own /opt/software is the source of the copy).
+	SoftwareStagingDir = "/mnt/flux/software"
+	// ConfigDir is where the generated ConfigMap is mounted; the broker loads
+	// every *.toml in it.
+	ConfigDir = "/mnt/flux/config"
+	// CurveDir is where the CURVE Secret is mounted (read-only, shared mode).
+	CurveDir = "/mnt/flux/curve"
+	// ShmDir is the memory-backed shared memory mount.
+	ShmDir = "/dev/shm"
+	// ViewSource is the view's entry point inside a flux-view image.
+	ViewSource = "/opt/view"
+
+	// InitScript, EntrypointScript and BrokerConfig are the ConfigMap keys.
+	InitScript       = "init.sh"
+	EntrypointScript = "entrypoint.sh"
+	BrokerConfig     = "broker.toml"
+	// CertKey is the key of the certificate in the Secret.
+	CertKey = "curve.cert"
+
+	// EntrypointPath is the wrapped container's command[0]; seeing it marks a
+	// JobSet this function already rendered.
+	EntrypointPath = ConfigDir + "/" + EntrypointScript
+	// InitPath is the init container's command.
+	InitPath = ConfigDir + "/" + InitScript
+)
+
+// Names of everything the function adds to a pod template.
+const (
+	InitContainerName = "flux-installer"
+	InstallVolume     = "flux-install"
+	SoftwareVolume    = "flux-software"
+	ConfigVolume      = "flux-config"
+	CurveVolume       = "flux-curve"
+	ShmVolume         = "flux-shm"
+	ConfigMapSuffix   = "-flux-entrypoint"
+	SecretSuffix      = "-flux-curve"
+	ManagedByLabel    = "app.kubernetes.io/managed-by"
+	ManagedByValue    = "jobset-flux"
+	JobSetLabel       = "flux-framework.org/jobset"
+)
+
+// ReservedVolumes are the volume names the function owns in a pod template.
+var ReservedVolumes = []string{InstallVolume, SoftwareVolume, ConfigVolume, CurveVolume, ShmVolume}
+
+// Group is one replicatedJob that joins the instance, in rank order.
+type Group struct {
+	// Index is the replicatedJob's position in spec.replicatedJobs.
+	Index int
+	// Name is the replicatedJob's name.
+	Name string
+	// Replicas is the number of Jobs, Completions the pods per Job.
+	Replicas, Completions int
+	// FirstRank is the rank of this group's pod 0 of job 0.
+	FirstRank int
+	// Hosts is the group's hostnames as a compact RFC 29 hostlist, in rank order.
+	Hosts string
+	// Container is the index of the wrapped container in the pod template.
+	Container int
+	// Command is the wrapped container's own command (unwrapped); the
+	// entrypoint goes in front of it and args stay as they are.
+	Command []string
+	// OwnShm is true when the wrapped container mounts its own /dev/shm.
+	OwnShm bool
+	// Set lists the Job fields to set on the user's behalf.
+	Set JobDefaults
+}
+
+// JobDefaults says which unset Job fields the render fills in: a Flux
+// instance needs stable hostnames (Indexed), every broker running at once
+// (parallelism == completions) and a failed leader failing the Job.
+type JobDefaults struct {
+	CompletionMode, Completions, Parallelism, BackoffLimit, RestartPolicy bool
+}
+
+// Plan is everything needed to render one JobSet for Flux.
+type Plan struct {
+	// Namespace and Name identify the JobSet (Namespace may be empty).
+	Namespace, Name string
+	// Subdomain is the pods' DNS subdomain (spec.network.subdomain or Name).
+	Subdomain string
+	// ConfigMapName and SecretName are the generated (or referenced) objects.
+	ConfigMapName, SecretName string
+	// GenerateSecret is false when an external Secret (curve-secret) is used.
+	GenerateSecret bool
+
+	// ViewImage is the flux-view image of the init container.
+	ViewImage string
+	// Groups are the replicatedJobs of the instance, in rank order.
+	Groups []Group
+	// Brokers is the number of pods (ranks) in the instance.
+	Brokers int
+
+	// TasksPerNode, CoresPerNode and GPUsPerNode describe each node.
+	TasksPerNode, CoresPerNode, GPUsPerNode int
+	// Tasks is Brokers*TasksPerNode; CoresPerTask and GPUsPerTask are the
+	// per-task shares passed to flux run (-c, -g).
+	Tasks, CoresPerTask, GPUsPerTask int
+
+	// NetworkDevice is the interface brokers bind ("*" for all).
+	NetworkDevice string
+	// Port is the TBON port.
+	Port int
+	// QueuePolicy is fluxion's queue policy.
+	QueuePolicy string
+	// ConnectTimeout is tbon.connect_timeout (a Flux standard duration).
+	ConnectTimeout string
+	// Topology is tbon.topo (e.g. "kary:256").
+	Topology string
+	// Interactive keeps the instance up with no command (broker.rc2_none).
+	Interactive bool
+	// RunOptions are extra flux run options, one word each.
+	RunOptions []string
+	// ShmSize is the sizeLimit of the /dev/shm emptyDir ("" for none).
+	ShmSize string
+
+	// Rendered is true when the JobSet carries an earlier rendering by this
+	// function, which the render removes before applying this plan.
+	Rendered bool
+	// SetDNSHostnames and SetPublishNotReady fill unset spec.network fields.
+	SetDNSHostnames, SetPublishNotReady bool
+}
+
+// Hostlist returns the whole instance's hosts as one RFC 29 hostlist in rank order.
+func (p *Plan) Hostlist() string {
+	s := ""
+	for i, g := range p.Groups {
+		if i > 0 {
+			s += ","
+		}
+		s += g.Hosts
+	}
+	return s
+}

@@ -1,0 +1,266 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// definition is one setting: its annotation/ConfigMap name, its JobSetFlux
+// field, and the parser that validates a raw value and stores it.
+type definition struct {
+	name  string
+	field string
+	apply func(s *Settings, raw string) error
+}
+
+var definitions = []definition{
+	{"view-image", "viewImage", func(s *Settings, raw string) error {
+		return store(&s.ViewImage, raw, checkImage)
+	}},
+	{"tasks-per-node", "tasksPerNode", func(s *Settings, raw string) error {
+		return storeInt(&s.TasksPerNode, raw, 1, 4096)
+	}},
+	{"cores-per-node", "coresPerNode", func(s *Settings, raw string) error {
+		return storeInt(&s.CoresPerNode, raw, 1, 65536)
+	}},
+	{"gpus-per-node", "gpusPerNode", func(s *Settings, raw string) error {
+		var n int
+		if err := storeInt(&n, raw, 0, 256); err != nil {
+			return err
+		}
+		s.GPUsPerNode = &n
+		return nil
+	}},
+	{"network-device", "networkDevice", func(s *Settings, raw string) error {
+		return store(&s.NetworkDevice, raw, checkDevice)
+	}},
+	{"port", "port", func(s *Settings, raw string) error {
+		return storeInt(&s.Port, raw, 1, 65535)
+	}},
+	{"queue-policy", "queuePolicy", func(s *Settings, raw string) error {
+		return store(&s.QueuePolicy, raw, checkEnum("fcfs", "easy", "conservative", "hybrid"))
+	}},
+	{"connect-timeout", "connectTimeout", func(s *Settings, raw string) error {
+		return store(&s.ConnectTimeout, raw, checkDuration)
+	}},
+	{"topology", "topology", func(s *Settings, raw string) error {
+		return store(&s.Topology, raw, checkTopology)
+	}},
+	{"replicated-jobs", "replicatedJobs", func(s *Settings, raw string) error {
+		names, err := parseNameList(raw)
+		if err != nil {
+			return err
+		}
+		s.ReplicatedJobs = names
+		return nil
+	}},
+	{"container", "container", func(s *Settings, raw string) error {
+		return store(&s.Container, raw, checkLabel)
+	}},
+	{"interactive", "interactive", func(s *Settings, raw string) error {
+		switch raw {
+		case "true", "false":
+			b := raw == "true"
+			s.Interactive = &b
+			return nil
+		}
+		return fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
+	}},
+	{"run-options", "runOptions", func(s *Settings, raw string) error {
+		words, err := parseRunOptions(raw)
+		if err != nil {
+			return err
+		}
+		s.RunOptions = words
+		return nil
+	}},
+	{"curve-secret", "curveSecret", func(s *Settings, raw string) error {
+		return store(&s.CurveSecret, raw, checkSubdomain)
+	}},
+	{"shm-size", "shmSize", func(s *Settings, raw string) error {
+		return store(&s.ShmSize, raw, checkQuantity)
+	}},
+}
+
+var byName = func() map[string]definition {
+	m := make(map[string]definition, len(definitions))
+	for _, d := range definitions {
+		m[d.name] = d
+	}
+	return m
+}()
+
+func store(dst *string, raw string, check func(string) error) error {
+	if err := check(raw); err != nil {
+		return err
+	}
+	*dst = raw
+	return nil
+}
+
+func storeInt(dst *int, raw string, lo, hi int) error {
+	n, err := strconv.Atoi(raw)
+	if err != nil || strings.TrimSpace(raw) != raw || strings.HasPrefix(raw, "+") {
+		return fmt.Errorf("must be a whole number from %d to %d, got %s", lo, hi, quote(raw))
+	}
+	if n < lo || n > hi {
+		return fmt.Errorf("must be from %d to %d, got %d", lo, hi, n)
+	}
+	*dst = n
+	return nil
+}
+
+// quote shows a user value in a message: Go-quoted (so control characters
+// and look-alikes are visible) and cut short.
+func quote(raw string) string {
+	if len(raw) > 80 {
+		raw = raw[:80] + "..."
+	}
+	return strconv.Quote(raw)
+}
+
+// An image reference as the container runtimes accept it:
+// [registry[:port]/]path[:tag][@digest], lower-case path components.
+var imagePattern = regexp.MustCompile(`^` +
+	`(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]{1,5})?/)?` +
+	`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
+	`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?` +
+	`(?:@sha256:[a-f0-9]{64})?$`)
+
+func checkImage(raw string) error {
+	if len(raw) > 512 || !imagePattern.MatchString(raw) {
+		return fmt.Errorf("must be an image reference like ghcr.io/converged-computing/flux-view-ubuntu:tag-noble, got %s", quote(raw))
+	}
+	return nil
+}
+
+// Interface names: at most 15 characters (IFNAMSIZ), no '/', whitespace or
+// '%' (which Flux would read as a URI template escape).
+var devicePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$`)
+
+func checkDevice(raw string) error {
+	if raw == "*" || devicePattern.MatchString(raw) {
+		return nil
+	}
+	return fmt.Errorf("must be a network interface name like eth0 (at most 15 letters, digits, '.', '_', '-') or \"*\" for all interfaces, got %s", quote(raw))
+}
+
+func checkEnum(allowed ...string) func(string) error {
+	return func(raw string) error {
+		for _, a := range allowed {
+			if raw == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s, got %s", strings.Join(allowed, ", "), quote(raw))
+	}
+}
+
+// A Flux Standard Duration: a non-negative number with an optional unit.
+var durationPattern = regexp.MustCompile(`^[0-9]{1,9}(?:\.[0-9]{1,6})?(?:ms|s|m|h|d)?$`)
+
+func checkDuration(raw string) error {
+	if !durationPattern.MatchString(raw) {
+		return fmt.Errorf("must be a duration like 5s, 500ms, 1.5m or 1h, got %s", quote(raw))
+	}
+	digits := strings.TrimRight(raw, "msdh")
+	if v, err := strconv.ParseFloat(digits, 64); err != nil || v <= 0 {
+		return fmt.Errorf("must be longer than zero, got %s", quote(raw))
+	}
+	return nil
+}
+
+func checkTopology(raw string) error {
+	if raw == "binomial" {
+		return nil
+	}
+	if k, ok := strings.CutPrefix(raw, "kary:"); ok {
+		n, err := strconv.Atoi(k)
+		if err == nil && n >= 1 && n <= 65536 && strconv.Itoa(n) == k {
+			return nil
+		}
+	}
+	return fmt.Errorf("must be kary:K (K from 1 to 65536, the fan-out of the tree) or binomial, got %s", quote(raw))
+}
+
+func checkLabel(raw string) error {
+	if errs := validation.IsDNS1123Label(raw); len(errs) > 0 {
+		return fmt.Errorf("must be a container name (a DNS-1123 label), got %s: %s", quote(raw), errs[0])
+	}
+	return nil
+}
+
+func checkSubdomain(raw string) error {
+	if errs := validation.IsDNS1123Subdomain(raw); len(errs) > 0 {
+		return fmt.Errorf("must be a Secret name (a DNS-1123 subdomain), got %s: %s", quote(raw), errs[0])
+	}
+	return nil
+}
+
+func checkQuantity(raw string) error {
+	q, err := resource.ParseQuantity(raw)
+	if err != nil || len(raw) > 32 {
+		return fmt.Errorf("must be a size like 1Gi or 512Mi, got %s", quote(raw))
+	}
+	if q.Sign() <= 0 {
+		return fmt.Errorf("must be larger than zero, got %s", quote(raw))
+	}
+	return nil
+}
+
+func parseNameList(raw string) ([]string, error) {
+	var names []string
+	seen := map[string]bool{}
+	for _, part := range strings.Split(raw, ",") {
+		name := strings.TrimSpace(part)
+		if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+			return nil, fmt.Errorf("must be a comma-separated list of replicatedJob names, got %s: %s", quote(name), errs[0])
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("lists %q twice", name)
+		}
+		seen[name] = true
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// Run options reach the entrypoint as separate, quoted words; the pattern is
+// still strict so nothing surprising ends up on flux run's command line.
+var runOptionPattern = regexp.MustCompile(`^[A-Za-z0-9_./:=,+@-]{1,256}$`)
+
+// Options that the function computes itself and must not be given twice.
+var computedRunOptions = []string{"-N", "-n", "-c", "-g", "--nodes", "--ntasks", "--cores-per-task", "--gpus-per-task", "--tasks-per-node", "--gpus-per-node", "--cores-per-node"}
+
+func parseRunOptions(raw string) ([]string, error) {
+	words := strings.Fields(raw)
+	if len(words) == 0 {
+		return nil, nil
+	}
+	if len(words) > 64 {
+		return nil, fmt.Errorf("has %d words; at most 64 are allowed", len(words))
+	}
+	if !strings.HasPrefix(words[0], "-") {
+		return nil, fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", quote(words[0]))
+	}
+	for _, w := range words {
+		if !runOptionPattern.MatchString(w) {
+			return nil, fmt.Errorf("word %s may only contain letters, digits and _ . / : = , + @ -", quote(w))
+		}
+		if w == "--" {
+			return nil, errors.New(`must not contain "--": the function adds it before your command`)
+		}
+		for _, c := range computedRunOptions {
+			if w == c || (strings.HasPrefix(w, c) && (strings.HasPrefix(c, "--") && strings.HasPrefix(w, c+"=") || !strings.HasPrefix(c, "--") && len(w) > 2 && w[2] >= '0' && w[2] <= '9')) {
+				return nil, fmt.Errorf("must not set %s: the function computes it from tasks-per-node, cores-per-node and gpus-per-node", c)
+			}
+		}
+	}
+	return words, nil
+}

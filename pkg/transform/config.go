@@ -1,0 +1,173 @@
+package transform
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/kube-openapi/pkg/validation/errors"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// The typed function config.
+const (
+	ConfigAPIVersion = "fn.flux-framework.org/v1alpha1"
+	ConfigKind       = "JobSetFlux"
+)
+
+// loadSchema extracts the JobSetFlux schema from the function definition.
+func loadSchema(definition []byte) (*spec.Schema, error) {
+	gvk := resid.Gvk{Group: "fn.flux-framework.org", Version: "v1alpha1", Kind: ConfigKind}
+	schema, err := framework.SchemaFromFunctionDefinition(gvk, string(definition))
+	if err != nil {
+		return nil, fmt.Errorf("reading the JobSetFlux schema from krmfunction.yaml: %w", err)
+	}
+	return schema, nil
+}
+
+// readConfig turns the function config into the config layer of the
+// settings. Every value is validated here, once, so that a bad config is
+// reported against the config object and not against every JobSet.
+func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List) {
+	layer := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{}}
+	var found finding.List
+	if cfg == nil || cfg.IsEmpty() {
+		return layer, found
+	}
+	switch {
+	case cfg.GetKind() == "ConfigMap" && (cfg.GetAPIVersion() == "v1" || cfg.GetAPIVersion() == ""):
+		data, ok, err := cfg.NestedStringMap("data")
+		if err != nil {
+			found.Errorf("data", "must map setting names to string values (quote numbers and booleans): %v", err)
+			return layer, found
+		}
+		if ok {
+			for _, name := range sortedKeys(data) {
+				layer.Values[name] = settings.Raw{Value: data[name], Path: "data." + name}
+			}
+		}
+	case cfg.GetKind() == ConfigKind:
+		if cfg.GetAPIVersion() != ConfigAPIVersion {
+			found.Errorf("apiVersion", "must be %s for kind %s, got %q", ConfigAPIVersion, ConfigKind, cfg.GetAPIVersion())
+			return layer, found
+		}
+		found.Add(p.validateTyped(cfg))
+		if found.HasErrors() {
+			return layer, found
+		}
+		found.Add(typedValues(cfg, layer.Values))
+	default:
+		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got %s %s", ConfigKind, ConfigAPIVersion, cfg.GetAPIVersion(), cfg.GetKind())
+		return layer, found
+	}
+	for _, name := range sortedKeys(layer.Values) {
+		raw := layer.Values[name]
+		if err := settings.Check(name, raw.Value); err != nil {
+			found = append(found, finding.Finding{Severity: finding.Error, Path: raw.Path, Current: raw.Value,
+				Message: fmt.Sprintf("invalid %s: %v", name, err)})
+		}
+	}
+	return layer, found
+}
+
+// validateTyped checks a JobSetFlux object against the schema in krmfunction.yaml.
+func (p *Processor) validateTyped(cfg *fn.KubeObject) finding.List {
+	var found finding.List
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(cfg.String()), &obj); err != nil {
+		found.Errorf("", "cannot read the %s config: %v", ConfigKind, err)
+		return found
+	}
+	res := validate.NewSchemaValidator(p.schema, nil, "", strfmt.Default).Validate(obj)
+	var msgs []string
+	for _, e := range res.Errors {
+		msgs = append(msgs, flatten(e)...)
+	}
+	sort.Strings(msgs)
+	for _, m := range msgs {
+		path, msg, _ := strings.Cut(m, "\x00")
+		found.Errorf(path, "%s does not match the schema in krmfunction.yaml: %s", ConfigKind, msg)
+	}
+	return found
+}
+
+func flatten(err error) []string {
+	switch e := err.(type) {
+	case *errors.CompositeError:
+		var out []string
+		for _, inner := range e.Errors {
+			out = append(out, flatten(inner)...)
+		}
+		return out
+	case *errors.Validation:
+		return []string{e.Name + "\x00" + e.Error()}
+	}
+	return []string{"\x00" + err.Error()}
+}
+
+// typedValues converts the typed spec into raw strings for the shared parsers.
+func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
+	var found finding.List
+	specObj, ok, err := cfg.NestedSubObject("spec")
+	if err != nil || !ok {
+		return found
+	}
+	var fields map[string]any
+	if err := yaml.Unmarshal([]byte(specObj.String()), &fields); err != nil {
+		found.Errorf("spec", "cannot read spec: %v", err)
+		return found
+	}
+	for _, field := range sortedKeys(fields) {
+		name, known := settings.NameOfField(field)
+		if !known {
+			found.Errorf("spec."+field, "unknown field")
+			continue
+		}
+		var raw string
+		switch v := fields[field].(type) {
+		case string:
+			raw = v
+		case bool:
+			raw = strconv.FormatBool(v)
+		case int:
+			raw = strconv.Itoa(v)
+		case int64:
+			raw = strconv.FormatInt(v, 10)
+		case float64:
+			raw = strconv.FormatFloat(v, 'f', -1, 64)
+		case []any:
+			words := make([]string, len(v))
+			for i, w := range v {
+				words[i] = fmt.Sprint(w)
+			}
+			sep := ","
+			if name == "run-options" {
+				sep = " "
+			}
+			raw = strings.Join(words, sep)
+		default:
+			found.Errorf("spec."+field, "has an unsupported type %T", v)
+			continue
+		}
+		values[name] = settings.Raw{Value: raw, Path: "spec." + field}
+	}
+	return found
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,83 @@
+package transform
+
+import (
+	"encoding/base64"
+	"fmt"
+
+	"github.com/jobset-flux/jobset-flux/pkg/curve"
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// certificate applies the key policy for one JobSet and returns the
+// certificate to put in a new Secret, or nil when no Secret is generated:
+//  1. curve-secret names an external Secret: use it, generate none;
+//  2. a Secret of the generated name is already in the input (kpt writes
+//     generated objects back into the package): keep it as it is;
+//  3. a seed was supplied outside the package: derive the key from it and
+//     the JobSet's namespace/name, so renders are reproducible;
+//  4. otherwise: a random key, with a warning that renders then differ.
+//
+// A Secret that is kept is checked; its findings are returned separately
+// because they belong to the Secret, not to the JobSet.
+func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []byte, jobsetFound, secretFound finding.List) {
+	if existing != nil {
+		secretFound = checkSecret(existing)
+		return nil, jobsetFound, secretFound
+	}
+	if !pl.GenerateSecret {
+		jobsetFound.Infof("", "uses the existing Secret %q (key %s) for its CURVE certificate; it must exist in the JobSet's namespace", pl.SecretName, plan.CertKey)
+		return nil, jobsetFound, nil
+	}
+	var keys curve.KeyPair
+	var err error
+	if p.opts.Seed != nil {
+		keys, err = curve.Derive(p.opts.Seed, pl.Namespace+"/"+pl.Name)
+	} else {
+		keys, err = curve.Generate(p.opts.Random)
+		jobsetFound.Warnf("", "generated a random CURVE key, so every render gives a different Secret (GitOps tools will show a diff each time); set %s (or %s) to a secret of at least %d bytes kept outside the package to make renders reproducible, or set flux-framework.org/curve-secret to a Secret you manage", SeedEnv, SeedFileEnv, curve.MinSeedLen)
+	}
+	if err == nil {
+		cert, err = keys.Certificate(pl.Name)
+	}
+	if err != nil {
+		jobsetFound.Errorf("", "cannot make the CURVE certificate: %v", err)
+	}
+	return cert, jobsetFound, nil
+}
+
+// checkSecret validates a CURVE Secret found in the input.
+func checkSecret(s *fn.KubeObject) finding.List {
+	var found finding.List
+	field := "data." + plan.CertKey
+	fix := "fix it, or delete the Secret so that a new one is generated"
+	value, ok, err := s.NestedString("data", plan.CertKey)
+	var cert []byte
+	switch {
+	case err != nil:
+		found.Errorf(field, "must be a base64 string; %s", fix)
+		return found
+	case ok:
+		cert, err = base64.StdEncoding.DecodeString(value)
+		if err != nil {
+			found.Errorf(field, "is not valid base64; %s", fix)
+			return found
+		}
+	default:
+		plain, ok, err := s.NestedString("stringData", plan.CertKey)
+		if err != nil || !ok {
+			found.Errorf(field, "is missing: the Secret must hold the certificate under key %s; %s", plan.CertKey, fix)
+			return found
+		}
+		field, cert = "stringData."+plan.CertKey, []byte(plain)
+	}
+	if _, _, err := curve.ParseCertificate(cert); err != nil {
+		// The parser's message never includes key material.
+		found.Errorf(field, "is not a valid Flux CURVE certificate (%v); %s", err, fix)
+	}
+	return found
+}
+
+// ErrSeedTooShort is returned for a seed below curve.MinSeedLen bytes.
+var ErrSeedTooShort = fmt.Errorf("the key seed must hold at least %d bytes of secret material (make one with: head -c 32 /dev/urandom | base64)", curve.MinSeedLen)

@@ -1,0 +1,144 @@
+package transform
+
+import (
+	"slices"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Small builders and editors for yaml.v3 nodes. Edits happen in place so
+// the user's comments, key order and styles survive.
+
+func str(v string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+}
+
+func num(v int) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(v)}
+}
+
+func boolean(v bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}
+}
+
+// mapping builds a map from key, value pairs (values are *yaml.Node,
+// string or int; nil values are left out).
+func mapping(kv ...any) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		var v *yaml.Node
+		switch val := kv[i+1].(type) {
+		case *yaml.Node:
+			v = val
+		case string:
+			v = str(val)
+		case int:
+			v = num(val)
+		case bool:
+			v = boolean(val)
+		}
+		if v != nil {
+			m.Content = append(m.Content, str(kv[i].(string)), v)
+		}
+	}
+	return m
+}
+
+func sequence(items ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items}
+}
+
+func stringList(values ...string) *yaml.Node {
+	s := sequence()
+	for _, v := range values {
+		s.Content = append(s.Content, str(v))
+	}
+	return s
+}
+
+// keyIndex returns the index of key's key node in m.Content, or -1.
+func keyIndex(m *yaml.Node, key string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns the value at key, following aliases; nil if absent.
+func get(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	if i := keyIndex(m, key); i >= 0 {
+		v := m.Content[i+1]
+		for v.Kind == yaml.AliasNode {
+			v = v.Alias
+		}
+		return v
+	}
+	return nil
+}
+
+// set replaces the value at key, or inserts the pair before the key
+// `before` (or at the end when before is absent).
+func set(m *yaml.Node, key string, v *yaml.Node, before string) {
+	if i := keyIndex(m, key); i >= 0 {
+		m.Content[i+1] = v
+		return
+	}
+	pair := []*yaml.Node{str(key), v}
+	if j := keyIndex(m, before); before != "" && j >= 0 {
+		m.Content = append(m.Content[:j], append(pair, m.Content[j:]...)...)
+		return
+	}
+	m.Content = append(m.Content, pair...)
+}
+
+// remove deletes key from m.
+func remove(m *yaml.Node, key string) {
+	if i := keyIndex(m, key); i >= 0 {
+		m.Content = append(m.Content[:i], m.Content[i+2:]...)
+	}
+}
+
+// ensureMap returns the map at key, creating it (or replacing a null) when needed.
+func ensureMap(m *yaml.Node, key, before string) *yaml.Node {
+	if v := get(m, key); v != nil && v.Kind == yaml.MappingNode {
+		return v
+	}
+	v := mapping()
+	set(m, key, v, before)
+	return v
+}
+
+// ensureSeq returns the list at key, creating it when needed.
+func ensureSeq(m *yaml.Node, key string) *yaml.Node {
+	if v := get(m, key); v != nil && v.Kind == yaml.SequenceNode {
+		return v
+	}
+	v := sequence()
+	set(m, key, v, "")
+	return v
+}
+
+// removeNamed drops list items whose name is in names, and the list when
+// it ends up empty.
+func removeNamed(m *yaml.Node, key string, names []string) {
+	list := get(m, key)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return
+	}
+	kept := list.Content[:0]
+	for _, item := range list.Content {
+		if n := get(item, "name"); n == nil || !slices.Contains(names, n.Value) {
+			kept = append(kept, item)
+		}
+	}
+	list.Content = kept
+	if len(kept) == 0 {
+		remove(m, key)
+	}
+}

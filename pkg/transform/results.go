@@ -1,0 +1,58 @@
+package transform
+
+import (
+	"strings"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+)
+
+var severities = map[finding.Severity]fn.Severity{
+	finding.Error:   fn.Error,
+	finding.Warning: fn.Warning,
+	finding.Info:    fn.Info,
+}
+
+// results turns findings into KRM results that name the resource, the
+// field and the file, as kpt shows them.
+func results(reports []report) fn.Results {
+	var out fn.Results
+	for _, r := range reports {
+		for _, f := range r.found {
+			res := &fn.Result{Message: f.Message, Severity: severities[f.Severity]}
+			if r.obj != nil && !r.obj.IsEmpty() {
+				res.ResourceRef = &fn.ResourceRef{
+					APIVersion: r.obj.GetAPIVersion(),
+					Kind:       r.obj.GetKind(),
+					Name:       r.obj.GetName(),
+					Namespace:  r.obj.GetNamespace(),
+				}
+				if p := r.obj.PathAnnotation(); p != "" {
+					res.File = &fn.File{Path: p, Index: r.obj.IndexAnnotation()}
+				}
+			}
+			if f.Path != "" {
+				res.Field = &fn.Field{Path: f.Path}
+				if f.Current != "" {
+					res.Field.CurrentValue = f.Current
+				}
+				if f.Proposed != "" {
+					res.Field.ProposedValue = f.Proposed
+				}
+			}
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// isPlacement reports whether an annotation says where an object lives
+// in the package (kpt's path and index annotations).
+func isPlacement(key string) bool {
+	switch key {
+	case kioutil.PathAnnotation, kioutil.LegacyPathAnnotation, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation:
+		return true
+	}
+	return strings.HasPrefix(key, "internal.config.kubernetes.io/") && key != kioutil.IdAnnotation
+}

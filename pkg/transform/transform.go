@@ -1,0 +1,282 @@
+// Package transform is the jobset-flux KRM function: it reads a
+// ResourceList, selects the JobSets annotated for Flux, resolves and
+// validates their settings, builds a plan for each, edits the JobSets in
+// place and appends the generated ConfigMap and Secret. A JobSet with any
+// error is left exactly as it was; every other item is passed through.
+package transform
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// Environment variables that supply the key seed, outside the package.
+const (
+	SeedEnv     = "JOBSET_FLUX_KEY_SEED"
+	SeedFileEnv = "JOBSET_FLUX_KEY_SEED_FILE"
+)
+
+// Options are what the function takes from its process rather than from
+// the ResourceList.
+type Options struct {
+	// FunctionDefinition is krmfunction.yaml (the config schema).
+	FunctionDefinition []byte
+	// Seed, when not nil, makes CURVE keys reproducible (at least
+	// curve.MinSeedLen bytes).
+	Seed []byte
+	// Random is the source of random keys (crypto/rand when nil).
+	Random io.Reader
+}
+
+// Processor is the KRM function. It keeps no state between calls.
+type Processor struct {
+	opts   Options
+	schema *spec.Schema
+}
+
+// New checks the options and returns the processor.
+func New(opts Options) (*Processor, error) {
+	if opts.Seed != nil && len(opts.Seed) < 32 {
+		return nil, ErrSeedTooShort
+	}
+	if opts.Random == nil {
+		opts.Random = rand.Reader
+	}
+	schema, err := loadSchema(opts.FunctionDefinition)
+	if err != nil {
+		return nil, err
+	}
+	return &Processor{opts: opts, schema: schema}, nil
+}
+
+// report is what the function says about one object.
+type report struct {
+	obj   *fn.KubeObject
+	found finding.List
+}
+
+// Process implements fn.ResourceListProcessor. It returns false when any
+// error result was produced.
+func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
+	var reports []report
+	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
+
+	config, found := p.readConfig(rl.FunctionConfig)
+	if len(found) > 0 {
+		reports = append(reports, report{rl.FunctionConfig, found})
+	}
+	if found.HasErrors() {
+		return false, nil
+	}
+
+	index := newIndex(rl.Items)
+	var added fn.KubeObjects
+	for i, item := range rl.Items {
+		if !selected(item, &reports) {
+			continue
+		}
+		if index.duplicate(item) {
+			reports = append(reports, report{item, finding.List{{Severity: finding.Error,
+				Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
+			continue
+		}
+		out := p.render(item, config, index)
+		reports = append(reports, out.reports...)
+		if out.failed() {
+			continue
+		}
+		rl.Items[i] = out.jobset
+		for _, obj := range out.generated {
+			if at, ok := index.position(obj); ok {
+				rl.Items[at] = withPlacement(obj, rl.Items[at])
+			} else {
+				added = append(added, obj)
+			}
+		}
+	}
+	rl.Items = append(rl.Items, added...)
+	for _, r := range reports {
+		if r.found.HasErrors() {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// selected reports whether item is a JobSet to render. Other objects
+// marked for Flux, and malformed markers, are reported.
+func selected(item *fn.KubeObject, reports *[]report) bool {
+	value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
+	if !marked || item.IsLocalConfig() {
+		return false
+	}
+	var found finding.List
+	path := "metadata.annotations[" + settings.EnabledAnnotation + "]"
+	switch {
+	case item.GetKind() != jobset.Kind:
+		return false
+	case item.GetAPIVersion() != jobset.APIVersion:
+		found.Warnf("apiVersion", "only %s JobSets can be rendered for Flux; this one is left unchanged", jobset.APIVersion)
+	case value != "true" && value != "false":
+		found.Errorf(path, "must be \"true\" or \"false\", got %q", value)
+	}
+	if len(found) > 0 {
+		*reports = append(*reports, report{item, found})
+	}
+	return value == "true" && !found.HasErrors() && len(found) == 0
+}
+
+// rendered is the outcome for one JobSet.
+type rendered struct {
+	jobset    *fn.KubeObject
+	generated []*fn.KubeObject
+	reports   []report
+}
+
+func (r *rendered) failed() bool {
+	for _, rep := range r.reports {
+		if rep.found.HasErrors() {
+			return true
+		}
+	}
+	return false
+}
+
+// render works on a copy of the JobSet, so nothing is half-applied: the
+// copy replaces the original only when every step succeeded.
+func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *index) (out rendered) {
+	var found finding.List
+	defer func() { out.reports = append([]report{{item, found}}, out.reports...) }()
+
+	rn := item.CopyToResourceNode()
+	js, f := jobset.Read(rn)
+	found.Add(f)
+	if found.HasErrors() {
+		return out
+	}
+	pl, f := plan.Build(js, config)
+	found.Add(f)
+	if pl == nil {
+		return out
+	}
+	if cm := index.find("ConfigMap", pl.Namespace, pl.ConfigMapName); cm != nil && cm.GetLabel(plan.ManagedByLabel) != plan.ManagedByValue {
+		found.Errorf("metadata.name", "the ConfigMap %q that jobset-flux generates for this JobSet already exists and was not made by jobset-flux (no %s=%s label); rename or remove it", pl.ConfigMapName, plan.ManagedByLabel, plan.ManagedByValue)
+	}
+	existing := index.find("Secret", pl.Namespace, pl.SecretName)
+	cert, f, secretFound := p.certificate(pl, existing)
+	found.Add(f)
+	if len(secretFound) > 0 {
+		out.reports = append(out.reports, report{existing, secretFound})
+		if secretFound.HasErrors() {
+			found.Errorf("", "its CURVE Secret %q is not usable (see the error on that Secret)", pl.SecretName)
+		}
+	}
+	files, err := fluxfiles.Render(pl)
+	if err != nil {
+		found.Errorf("", "cannot generate the Flux files: %v", err)
+	}
+	if found.HasErrors() {
+		return out
+	}
+	if err := applyPlan(rn.YNode(), pl); err != nil {
+		found.Errorf("", "cannot edit the JobSet: %v", err)
+		return out
+	}
+	for _, g := range pl.Groups {
+		found.Add(setFieldInfos(js, g))
+	}
+	out.jobset = fn.MoveToKubeObject(rn)
+	annotations := item.GetAnnotations()
+	out.generated = append(out.generated, configMap(pl, files, annotations))
+	if cert != nil {
+		out.generated = append(out.generated, secret(pl, cert, annotations))
+	}
+	return out
+}
+
+// setFieldInfos tells the user which Job fields were set on their behalf.
+func setFieldInfos(js *jobset.JobSet, g plan.Group) finding.List {
+	var found finding.List
+	rj := &js.ReplicatedJobs[g.Index]
+	job := rj.JobPath()
+	if g.Set.CompletionMode {
+		found.Infof(job+".completionMode", "set to Indexed: Flux needs each pod's stable hostname")
+	}
+	if g.Set.Completions {
+		found.Infof(job+".completions", "set to %d", g.Completions)
+	}
+	if g.Set.Parallelism {
+		found.Infof(job+".parallelism", "set to %d (= completions): every broker must run at once", g.Completions)
+	}
+	if g.Set.BackoffLimit {
+		found.Infof(job+".backoffLimit", "set to 0: a failed broker fails the Job, and the JobSet failurePolicy decides what happens next")
+	}
+	if g.Set.RestartPolicy {
+		found.Infof(rj.Pod.Path+".restartPolicy", "set to Never: a restarted leader alone could never rejoin the instance")
+	}
+	return found
+}
+
+// index finds input objects by kind, namespace and name.
+type index struct {
+	positions map[string]int
+	items     fn.KubeObjects
+	jobsets   map[string]int
+}
+
+func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+func newIndex(items fn.KubeObjects) *index {
+	ix := &index{positions: map[string]int{}, items: items, jobsets: map[string]int{}}
+	for i, it := range items {
+		switch it.GetKind() {
+		case "ConfigMap", "Secret":
+			if it.GetAPIVersion() == "v1" {
+				ix.positions[key(it.GetKind(), it.GetNamespace(), it.GetName())] = i
+			}
+		case jobset.Kind:
+			if it.GetAPIVersion() == jobset.APIVersion && it.GetAnnotation(settings.EnabledAnnotation) == "true" && !it.IsLocalConfig() {
+				ix.jobsets[key(jobset.Kind, it.GetNamespace(), it.GetName())]++
+			}
+		}
+	}
+	return ix
+}
+
+func (ix *index) find(kind, namespace, name string) *fn.KubeObject {
+	if i, ok := ix.positions[key(kind, namespace, name)]; ok {
+		return ix.items[i]
+	}
+	return nil
+}
+
+func (ix *index) position(obj *fn.KubeObject) (int, bool) {
+	i, ok := ix.positions[key(obj.GetKind(), obj.GetNamespace(), obj.GetName())]
+	return i, ok
+}
+
+func (ix *index) duplicate(js *fn.KubeObject) bool {
+	return ix.jobsets[key(jobset.Kind, js.GetNamespace(), js.GetName())] > 1
+}
+
+// withPlacement gives a regenerated object the file placement of the
+// object it replaces, so kpt keeps it where the package has it.
+func withPlacement(obj, old *fn.KubeObject) *fn.KubeObject {
+	for k, v := range old.GetAnnotations() {
+		if isPlacement(k) {
+			if err := obj.SetAnnotation(k, v); err != nil {
+				panic(fmt.Sprintf("setting annotation on a generated object: %v", err))
+			}
+		}
+	}
+	return obj
+}
