@@ -22,7 +22,7 @@ GO_LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Integration test targets add themselves here from mk/*.mk.
 INTEGRATION_TESTS :=
 
-.PHONY: all build test unit lint example clean
+.PHONY: all build test unit lint example expected clean
 all: build
 
 build: $(BIN)/jobset-flux
@@ -49,3 +49,16 @@ test: lint unit $(INTEGRATION_TESTS)
 
 clean:
 	rm -rf bin _out
+
+## example: render the LAMMPS example with standalone kustomize (installed into ./bin).
+example: build $(BIN)/kustomize
+	kustomize build --enable-alpha-plugins --enable-exec examples/lammps
+
+# The seed the examples' expected output is rendered with. It is public, so
+# never use it for a real cluster.
+EXAMPLE_SEED := jobset-flux-example-seed-0123456789abcdef
+
+## expected: rewrite examples/*/expected.yaml (read the diff before committing).
+expected: build $(BIN)/kustomize
+	for d in examples/*/; do [ -f "$$d/kustomization.yaml" ] || continue; \
+	  JOBSET_FLUX_KEY_SEED=$(EXAMPLE_SEED) kustomize build --enable-alpha-plugins --enable-exec "$$d" > "$$d/expected.yaml"; done

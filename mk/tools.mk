@@ -3,5 +3,6 @@
 $(BIN)/kustomize:
 	GOBIN=$(BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
-.PHONY: tools
+.PHONY: tools kustomize
+kustomize: $(BIN)/kustomize
 tools: $(BIN)/kustomize $(BIN)/staticcheck
