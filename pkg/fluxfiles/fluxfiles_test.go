@@ -1,0 +1,526 @@
+package fluxfiles
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+)
+
+// requireTool returns the path of a tool the test needs. In CI a missing
+// tool is a failure (a skipped check would pass silently); elsewhere the
+// test is skipped with the reason.
+func requireTool(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required in CI: %v", name, err)
+	}
+	t.Skipf("%s not installed (%v): skipping; CI=true makes this a failure", name, err)
+	return ""
+}
+
+// group is one replicatedJob of a test plan; hosts is its hostlist as
+// written by hand.
+type group struct {
+	name                  string
+	replicas, completions int
+	hosts                 string
+}
+
+// newPlan builds a complete plan for JobSet js with the given groups;
+// edit adjusts the defaults before the derived counts are filled in.
+func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
+	p := &plan.Plan{
+		Namespace:      "team-a",
+		Name:           "js",
+		Subdomain:      "js",
+		ConfigMapName:  "js" + plan.ConfigMapSuffix,
+		SecretName:     "js" + plan.SecretSuffix,
+		GenerateSecret: true,
+		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
+		TasksPerNode:   1,
+		CoresPerNode:   4,
+		CoresPerTask:   4,
+		NetworkDevice:  "eth0",
+		Port:           8050,
+		QueuePolicy:    "fcfs",
+		ConnectTimeout: "5s",
+		Topology:       "kary:256",
+	}
+	for i, g := range groups {
+		p.Groups = append(p.Groups, plan.Group{
+			Index: i, Name: g.name, Replicas: g.replicas, Completions: g.completions,
+			FirstRank: p.Brokers, Hosts: g.hosts,
+		})
+		p.Brokers += g.replicas * g.completions
+	}
+	if edit != nil {
+		edit(p)
+	}
+	if p.Tasks == 0 {
+		p.Tasks = p.Brokers * p.TasksPerNode
+	}
+	return p
+}
+
+// podNames lists the pods' hostnames <jobset>-<group>-<job>-<pod> in rank
+// order, computed from the shape alone (not from the hostlists).
+func podNames(p *plan.Plan) []string {
+	var names []string
+	for _, g := range p.Groups {
+		for j := 0; j < g.Replicas; j++ {
+			for c := 0; c < g.Completions; c++ {
+				names = append(names, fmt.Sprintf("%s-%s-%d-%d", p.Name, g.Name, j, c))
+			}
+		}
+	}
+	return names
+}
+
+type variant struct {
+	name string
+	plan *plan.Plan
+}
+
+// variants covers the shapes and settings Render must handle.
+func variants() []variant {
+	gpus := func(perNode, tasks, perTask int) func(*plan.Plan) {
+		return func(p *plan.Plan) {
+			p.GPUsPerNode, p.TasksPerNode, p.GPUsPerTask = perNode, tasks, perTask
+			p.CoresPerNode = 8
+			p.CoresPerTask = 8 / tasks
+		}
+	}
+	return []variant{
+		{"single pod", newPlan([]group{{"w", 1, 1, "js-w-0-0"}}, func(p *plan.Plan) {
+			p.CoresPerNode, p.CoresPerTask = 1, 1
+		})},
+		{"replicas 1 completions 3", newPlan([]group{{"w", 1, 3, "js-w-0-[0-2]"}}, func(p *plan.Plan) {
+			p.TasksPerNode, p.CoresPerTask = 2, 2
+		})},
+		{"replicas 3 completions 1, bind all", newPlan([]group{{"w", 3, 1, "js-w-[0-2]-0"}}, func(p *plan.Plan) {
+			p.NetworkDevice = "*"
+		})},
+		{"replicas 2 completions 2, 2 gpus 2 tasks", newPlan([]group{{"w", 2, 2, "js-w-0-[0-1],js-w-1-[0-1]"}},
+			gpus(2, 2, 1))},
+		{"replicas 3 completions 3, easy, port 9000", newPlan([]group{{"w", 3, 3, "js-w-0-[0-2],js-w-1-[0-2],js-w-2-[0-2]"}},
+			func(p *plan.Plan) { p.QueuePolicy, p.Port = "easy", 9000 })},
+		{"4 gpus 4 tasks, conservative", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			gpus(4, 4, 1)(p)
+			p.QueuePolicy = "conservative"
+		})},
+		{"4 gpus 1 task, run options", newPlan([]group{{"w", 2, 1, "js-w-[0-1]-0"}}, func(p *plan.Plan) {
+			gpus(4, 1, 4)(p)
+			p.RunOptions = []string{"-o", "pmi=pmix", "--setattr=note=it's $HOME *", "--rlimit=memlock"}
+		})},
+		{"3 groups, hybrid, 2 gpus 1 task", newPlan([]group{
+			{"leader", 1, 1, "js-leader-0-0"},
+			{"workers", 2, 3, "js-workers-0-[0-2],js-workers-1-[0-2]"},
+			{"ps", 3, 1, "js-ps-[0-2]-0"},
+		}, func(p *plan.Plan) {
+			gpus(2, 1, 2)(p)
+			p.QueuePolicy = "hybrid"
+		})},
+		{"3 groups, interactive, no namespace", newPlan([]group{
+			{"a", 1, 2, "js-a-0-[0-1]"},
+			{"b", 2, 2, "js-b-0-[0-1],js-b-1-[0-1]"},
+			{"c", 1, 1, "js-c-0-0"},
+		}, func(p *plan.Plan) {
+			p.Interactive, p.Namespace = true, ""
+			p.Topology, p.ConnectTimeout = "kary:2", "2.5s"
+		})},
+		{"1 gpu, other subdomain", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			gpus(1, 1, 1)(p)
+			p.Subdomain = "flux-net"
+		})},
+	}
+}
+
+var (
+	bootstrapKeys = []string{"curve_cert", "default_port", "default_bind", "default_connect", "enable_ipv6", "hosts"}
+	hostKeys      = []string{"host", "bind", "connect", "parent"}
+	bindURI       = regexp.MustCompile(`^tcp://(\*|[A-Za-z0-9_.:-]+):%p$`)
+)
+
+// TestBrokerTOML checks every variant's broker.toml against the rules Flux
+// applies to its configuration, after parsing it with a real TOML parser.
+func TestBrokerTOML(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			p := v.plan
+			f, err := Render(p)
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			checkHeader(t, p, f.Broker)
+			var doc map[string]any
+			if err := toml.Unmarshal([]byte(f.Broker), &doc); err != nil {
+				t.Fatalf("broker.toml does not parse: %v\n%s", err, f.Broker)
+			}
+			if got, want := sortedKeys(doc), []string{"access", "bootstrap", "resource", "sched-fluxion-qmanager"}; !slices.Equal(got, want) {
+				t.Errorf("tables = %v, want %v", got, want)
+			}
+			checkBootstrap(t, p, table(t, doc, "bootstrap"))
+			checkResource(t, p, table(t, doc, "resource"))
+			if got := table(t, doc, "sched-fluxion-qmanager"); !reflect.DeepEqual(got, map[string]any{"queue-policy": p.QueuePolicy}) {
+				t.Errorf("[sched-fluxion-qmanager] = %v, want queue-policy %q", got, p.QueuePolicy)
+			}
+			if got := table(t, doc, "access"); !reflect.DeepEqual(got, map[string]any{"allow-root-owner": true}) {
+				t.Errorf("[access] = %v, want only allow-root-owner = true", got)
+			}
+		})
+	}
+}
+
+func checkHeader(t *testing.T, p *plan.Plan, broker string) {
+	t.Helper()
+	header := strings.ToLower(broker[:strings.Index(broker, "\n\n")])
+	for _, want := range []string{"generated by jobset-flux", "do not edit", p.Name} {
+		if !strings.Contains(header, want) {
+			t.Errorf("header %q does not mention %q", header, want)
+		}
+	}
+}
+
+func checkBootstrap(t *testing.T, p *plan.Plan, b map[string]any) {
+	t.Helper()
+	for k := range b {
+		if !slices.Contains(bootstrapKeys, k) {
+			t.Errorf("[bootstrap] has key %q, which Flux rejects", k)
+		}
+	}
+	if b["curve_cert"] != plan.CertPath {
+		t.Errorf("curve_cert = %v, want %s", b["curve_cert"], plan.CertPath)
+	}
+	if b["default_port"] != int64(p.Port) {
+		t.Errorf("default_port = %#v, want %d", b["default_port"], p.Port)
+	}
+	bind, _ := b["default_bind"].(string)
+	if !bindURI.MatchString(bind) || bind != "tcp://"+p.NetworkDevice+":%p" {
+		t.Errorf("default_bind = %q, want tcp://%s:%%p", bind, p.NetworkDevice)
+	}
+	connect, _ := b["default_connect"].(string)
+	if connect != "tcp://%h."+p.Subdomain+":%p" {
+		t.Errorf("default_connect = %q, want tcp://%%h.%s:%%p (no namespace, no cluster domain)", connect, p.Subdomain)
+	}
+	entries, ok := b["hosts"].([]any)
+	if !ok || len(entries) != len(p.Groups) {
+		t.Fatalf("hosts = %#v, want %d entries (one per group)", b["hosts"], len(p.Groups))
+	}
+	var ranks []string
+	for i, e := range entries {
+		entry, ok := e.(map[string]any)
+		if !ok {
+			t.Fatalf("hosts[%d] = %#v, want a table", i, e)
+		}
+		for k := range entry {
+			if !slices.Contains(hostKeys, k) {
+				t.Errorf("hosts[%d] has key %q, which Flux rejects", i, k)
+			}
+		}
+		host, _ := entry["host"].(string)
+		if host != p.Groups[i].Hosts {
+			t.Errorf("hosts[%d].host = %q, want the group's hostlist %q unexpanded", i, host, p.Groups[i].Hosts)
+		}
+		names, err := hostlist.Expand(host, 1000)
+		if err != nil {
+			t.Fatalf("hosts[%d].host %q: %v", i, host, err)
+		}
+		ranks = append(ranks, names...)
+	}
+	if want := podNames(p); !slices.Equal(ranks, want) {
+		t.Errorf("hosts expand to %v, want the pods in rank order %v", ranks, want)
+	}
+}
+
+func checkResource(t *testing.T, p *plan.Plan, r map[string]any) {
+	t.Helper()
+	if got := sortedKeys(r); !slices.Equal(got, []string{"config", "noverify"}) {
+		t.Errorf("[resource] keys = %v, want config and noverify", got)
+	}
+	if r["noverify"] != true {
+		t.Errorf("noverify = %#v, want true", r["noverify"])
+	}
+	configs, ok := r["config"].([]any)
+	if !ok || len(configs) != 1 {
+		t.Fatalf("resource.config = %#v, want one table", r["config"])
+	}
+	c := configs[0].(map[string]any)
+	want := map[string]any{"hosts": p.Hostlist(), "cores": idsetOf(p.CoresPerNode)}
+	if p.GPUsPerNode > 0 {
+		want["gpus"] = idsetOf(p.GPUsPerNode)
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("resource.config = %v, want %v", c, want)
+	}
+	names, err := hostlist.Expand(c["hosts"].(string), 1000)
+	if err != nil {
+		t.Fatalf("resource.config hosts: %v", err)
+	}
+	if !slices.Equal(names, podNames(p)) {
+		t.Errorf("resource.config hosts expand to %v, want %v", names, podNames(p))
+	}
+}
+
+// idsetOf is the test's own idset of n ids.
+func idsetOf(n int) string {
+	if n == 1 {
+		return "0"
+	}
+	return fmt.Sprintf("0-%d", n-1)
+}
+
+func table(t *testing.T, doc map[string]any, name string) map[string]any {
+	t.Helper()
+	m, ok := doc[name].(map[string]any)
+	if !ok {
+		t.Fatalf("[%s] = %#v, want a table", name, doc[name])
+	}
+	return m
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestScriptsLint runs bash -n and shellcheck on both scripts of every
+// variant, and checks that no hostlist leaks into a script.
+func TestScriptsLint(t *testing.T) {
+	bash := requireTool(t, "bash")
+	shellcheck := requireTool(t, "shellcheck")
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			f, err := Render(v.plan)
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			dir := t.TempDir()
+			var paths []string
+			for name, text := range map[string]string{plan.InitScript: f.Init, plan.EntrypointScript: f.Entrypoint} {
+				path := filepath.Join(dir, name)
+				if err := os.WriteFile(path, []byte(text), 0o555); err != nil {
+					t.Fatal(err)
+				}
+				paths = append(paths, path)
+				if out, err := exec.Command(bash, "-n", path).CombinedOutput(); err != nil {
+					t.Errorf("bash -n %s: %v\n%s", name, err, out)
+				}
+				for _, g := range v.plan.Groups {
+					if strings.Contains(text, g.Hosts) {
+						t.Errorf("%s contains the hostlist %q", name, g.Hosts)
+					}
+				}
+			}
+			if out, err := exec.Command(shellcheck, append([]string{"-s", "bash"}, paths...)...).CombinedOutput(); err != nil {
+				t.Errorf("shellcheck: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestMap(t *testing.T) {
+	f := Files{Init: "i", Entrypoint: "e", Broker: "b"}
+	want := map[string]string{plan.InitScript: "i", plan.EntrypointScript: "e", plan.BrokerConfig: "b"}
+	if got := f.Map(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Map() = %v, want %v", got, want)
+	}
+}
+
+// TestRenderHostileValues feeds values with TOML and shell metacharacters
+// through Render: the TOML must still parse to the same values, and the
+// scripts must still be valid.
+func TestRenderHostileValues(t *testing.T) {
+	hostile := "a'b\"c\\d\ne$f`g%h#i]j"
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+		p.Name = hostile
+		p.Subdomain = hostile
+		p.NetworkDevice = hostile
+		p.ConnectTimeout = hostile
+		p.Topology = hostile
+		p.RunOptions = []string{hostile, "", "-x"}
+	})
+	f, err := Render(p)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	var doc struct {
+		Bootstrap struct {
+			DefaultBind    string `toml:"default_bind"`
+			DefaultConnect string `toml:"default_connect"`
+		} `toml:"bootstrap"`
+	}
+	if err := toml.Unmarshal([]byte(f.Broker), &doc); err != nil {
+		t.Fatalf("broker.toml does not parse: %v\n%s", err, f.Broker)
+	}
+	escaped := strings.ReplaceAll(hostile, "%", "%%")
+	if want := "tcp://" + escaped + ":%p"; doc.Bootstrap.DefaultBind != want {
+		t.Errorf("default_bind = %q, want %q", doc.Bootstrap.DefaultBind, want)
+	}
+	if want := "tcp://%h." + escaped + ":%p"; doc.Bootstrap.DefaultConnect != want {
+		t.Errorf("default_connect = %q, want %q", doc.Bootstrap.DefaultConnect, want)
+	}
+	bash := requireTool(t, "bash")
+	for name, text := range map[string]string{plan.InitScript: f.Init, plan.EntrypointScript: f.Entrypoint} {
+		if out, err := exec.Command(bash, "-n", "-c", text).CombinedOutput(); err != nil {
+			t.Errorf("bash -n %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+func TestRenderRejects(t *testing.T) {
+	ok := func() *plan.Plan { return newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil) }
+	if _, err := Render(ok()); err != nil {
+		t.Fatalf("Render(valid plan): %v", err)
+	}
+	cases := map[string]func(*plan.Plan){
+		"no groups":         func(p *plan.Plan) { p.Groups = nil },
+		"empty hostlist":    func(p *plan.Plan) { p.Groups[0].Hosts = "" },
+		"brokers mismatch":  func(p *plan.Plan) { p.Brokers = 3 },
+		"zero replicas":     func(p *plan.Plan) { p.Groups[0].Replicas = 0 },
+		"no tasks":          func(p *plan.Plan) { p.Tasks = 0 },
+		"no cores":          func(p *plan.Plan) { p.CoresPerNode = 0 },
+		"negative gpus":     func(p *plan.Plan) { p.GPUsPerTask = -1 },
+		"port 0":            func(p *plan.Plan) { p.Port = 0 },
+		"port 65536":        func(p *plan.Plan) { p.Port = 65536 },
+		"no device":         func(p *plan.Plan) { p.NetworkDevice = "" },
+		"queue policy":      func(p *plan.Plan) { p.QueuePolicy = "lifo" },
+		"no topology":       func(p *plan.Plan) { p.Topology = "" },
+		"no timeout":        func(p *plan.Plan) { p.ConnectTimeout = "" },
+		"no name":           func(p *plan.Plan) { p.Name = "" },
+		"no subdomain":      func(p *plan.Plan) { p.Subdomain = "" },
+		"NUL in run option": func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
+	}
+	for name, edit := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := ok()
+			edit(p)
+			if f, err := Render(p); err == nil {
+				t.Errorf("Render accepted the plan:\n%s", f.Entrypoint)
+			}
+		})
+	}
+	if _, err := Render(nil); err == nil {
+		t.Error("Render(nil) succeeded")
+	}
+}
+
+func TestCheckBroker(t *testing.T) {
+	if err := checkBroker("[bootstrap]\nhosts = [ { host = 'a' } ]\n", 1); err != nil {
+		t.Errorf("valid document: %v", err)
+	}
+	if err := checkBroker("[bootstrap]\nhosts = [ { host = 'a' } ]\n", 2); err == nil {
+		t.Error("accepted a document with too few hosts entries")
+	}
+	err := checkBroker("[bootstrap]\ncurve_cert = 'unterminated\n", 0)
+	var decodeErr *toml.DecodeError
+	if err == nil || !errors.As(err, &decodeErr) {
+		t.Errorf("broken document: err = %v, want a wrapped *toml.DecodeError", err)
+	}
+}
+
+func TestTOMLValue(t *testing.T) {
+	for _, s := range []string{"", "plain", "it's", `"q"`, `back\slash`, "new\nline", "tab\tcr\r", "\x00\x7f", "ünï ☃", "'''", `"""`} {
+		text, err := tomlValue(s)
+		if err != nil {
+			t.Fatalf("tomlValue(%q): %v", s, err)
+		}
+		if strings.ContainsAny(text, "\n\r") {
+			t.Errorf("tomlValue(%q) = %q spans lines", s, text)
+		}
+		var doc struct{ K string }
+		if err := toml.Unmarshal([]byte("K = "+text+"\n"), &doc); err != nil || doc.K != s {
+			t.Errorf("tomlValue(%q) = %s, decodes to %q, %v", s, text, doc.K, err)
+		}
+	}
+	if text, err := tomlValue(8050); err != nil || text != "8050" {
+		t.Errorf("tomlValue(8050) = %q, %v", text, err)
+	}
+	if _, err := tomlValue(1.5); err == nil {
+		t.Error("tomlValue(float) succeeded")
+	}
+}
+
+// TestShWord checks with bash itself that every quoted word expands to
+// exactly the original string.
+func TestShWord(t *testing.T) {
+	bash := requireTool(t, "bash")
+	words := []string{"", "plain", "two words", "it's", `"dq"`, "$HOME", "${x}", "$(id)", "`id`", "*", "?", "[a]", `a\b`, "new\nline", "'", "''", "-n", "~", "!x", "ünï"}
+	var script strings.Builder
+	script.WriteString("printf '%s\\0'")
+	for _, w := range words {
+		q, err := shWord(w)
+		if err != nil {
+			t.Fatalf("shWord(%q): %v", w, err)
+		}
+		script.WriteString(" " + q)
+	}
+	cmd := exec.Command(bash, "-c", script.String())
+	cmd.Dir = t.TempDir()
+	for _, f := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(cmd.Dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	if got := splitNUL(out); !slices.Equal(got, words) {
+		t.Errorf("bash expanded the quoted words to %q, want %q", got, words)
+	}
+	if q, err := shWord(42); err != nil || q != "42" {
+		t.Errorf("shWord(42) = %q, %v", q, err)
+	}
+	if _, err := shWord("a\x00b"); err == nil {
+		t.Error("shWord accepted a NUL byte")
+	}
+	if _, err := shWord(1.5); err == nil {
+		t.Error("shWord(float) succeeded")
+	}
+}
+
+// splitNUL splits NUL-terminated words.
+func splitNUL(b []byte) []string {
+	s := string(b)
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
+}
+
+func BenchmarkRender(b *testing.B) {
+	p := newPlan([]group{
+		{"leader", 1, 1, "js-leader-0-0"},
+		{"workers", 16, 1, "js-workers-[0-15]-0"},
+	}, func(p *plan.Plan) {
+		p.GPUsPerNode, p.GPUsPerTask = 4, 1
+		p.TasksPerNode = 4
+		p.RunOptions = []string{"-o", "pmi=pmix"}
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Render(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
