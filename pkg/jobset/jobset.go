@@ -9,12 +9,13 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"k8s.io/apimachinery/pkg/api/resource"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Group, Version and Kind of the JobSets this package reads.
-const (
-	APIVersion = "jobset.x-k8s.io/v1alpha2"
+// APIVersion and Kind of the JobSets this package reads.
+var (
+	APIVersion = jobsetapi.GroupVersion.String()
 	Kind       = "JobSet"
 )
 
@@ -129,7 +130,8 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 		js.PublishNotReadyAddresses = r.boolean(network, "publishNotReadyAddresses", "spec.network.publishNotReadyAddresses")
 	}
 	items := r.list(spec, "replicatedJobs", "spec.replicatedJobs")
-	if len(items) == 0 && Field(spec, "replicatedJobs") == nil {
+	// An empty list is as useless as none (and leaves no pod to be rank 0).
+	if n := Field(spec, "replicatedJobs"); n == nil || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
 		r.found.Errorf("spec.replicatedJobs", "the JobSet has no replicatedJobs")
 	}
 	for i, item := range items {

@@ -10,6 +10,8 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -48,6 +50,11 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 	found.Add(f)
 	groups, f := chooseGroups(js, &pre)
 	found.Add(f)
+	if len(groups) == 0 && !found.HasErrors() {
+		// Never reached through jobset.Read, which reports the cause; the
+		// plan needs a rank 0 all the same.
+		found.Errorf("spec.replicatedJobs", "no replicatedJob joins the Flux instance; add one with a container")
+	}
 	env, f := envLayer(js, groups)
 	found.Add(f)
 	s, _ := settings.Resolve(config, env, annotations) // errors already reported above, except env's
@@ -89,10 +96,10 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 	for i := range p.Groups {
 		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i], p.Rendered))
 	}
+	found.Add(placeRanks(js, p))
 	if found.HasErrors() {
 		return nil, found
 	}
-	found.Add(placeRanks(js, p))
 	found.Add(resources(js, p, &s))
 	found.Add(interactive(js, p, &s))
 	if found.HasErrors() {
@@ -211,6 +218,9 @@ var reservedMounts = []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
 
 func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered bool) finding.List {
 	var found finding.List
+	if errs := validation.IsDNS1035Label(rj.Name); len(errs) > 0 {
+		found.Errorf(rj.Path+".name", "a replicatedJob's name must be a DNS-1035 label (it is part of its pods' hostnames and of the Flux hostlist): %s", errs[0])
+	}
 	g.Replicas = rj.Replicas
 	if rj.Replicas < 1 {
 		found.Errorf(rj.Path+".replicas", "must be at least 1 for a replicatedJob in the Flux instance, got %d", rj.Replicas)
@@ -219,7 +229,7 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered 
 	switch rj.CompletionMode {
 	case "":
 		g.Set.CompletionMode = true
-	case "Indexed":
+	case string(batchv1.IndexedCompletion):
 	default:
 		found.Errorf(job+".completionMode", "must be Indexed (or unset): Flux needs each pod's stable hostname, which only Indexed Jobs have; got %q", rj.CompletionMode)
 	}
@@ -248,8 +258,8 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered 
 	switch pod.RestartPolicy {
 	case "":
 		g.Set.RestartPolicy = true
-	case "Never":
-	case "OnFailure":
+	case string(corev1.RestartPolicyNever):
+	case string(corev1.RestartPolicyOnFailure):
 		found.Warnf(pod.Path+".restartPolicy", "is OnFailure: if the leader's command fails, only the leader restarts while the other brokers have exited, and the new leader waits forever for them; Never lets the Job fail and the JobSet failurePolicy decide")
 	default:
 		found.Errorf(pod.Path+".restartPolicy", "must be Never or OnFailure for a Job, got %q", pod.RestartPolicy)
@@ -302,6 +312,12 @@ func placeRanks(js *jobset.JobSet, p *Plan) finding.List {
 	for i := range p.Groups {
 		g := &p.Groups[i]
 		g.FirstRank = rank
+		if len(validation.IsDNS1035Label(js.Name)) > 0 || len(validation.IsDNS1035Label(g.Name)) > 0 {
+			continue // reported by checkNames or checkGroup; such a name may not go into a hostlist
+		}
+		if g.Replicas < 1 || g.Completions < 1 {
+			continue // already an error; there is nothing to place
+		}
 		longest := fmt.Sprintf("%s-%s-%d-%d", js.Name, g.Name, g.Replicas-1, g.Completions-1)
 		if len(longest) > MaxHostname {
 			found.Errorf("metadata.name", "pod hostname %q is %d characters, more than the %d that leave room for the pod name's random suffix; shorten the JobSet name %q or the replicatedJob name %q", longest, len(longest), MaxHostname, js.Name, g.Name)

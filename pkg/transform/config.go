@@ -47,7 +47,7 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 	case cfg.GetKind() == "ConfigMap" && (cfg.GetAPIVersion() == "v1" || cfg.GetAPIVersion() == ""):
 		data, ok, err := cfg.NestedStringMap("data")
 		if err != nil {
-			found.Errorf("data", "must map setting names to string values (quote numbers and booleans): %v", err)
+			found.Add(nonStringData(cfg))
 			return layer, found
 		}
 		if ok {
@@ -77,6 +77,29 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 		}
 	}
 	return layer, found
+}
+
+// nonStringData names the entries of a ConfigMap config's data that are
+// not strings; the SDK's error gives only a line of the whole input.
+func nonStringData(cfg *fn.KubeObject) finding.List {
+	var found finding.List
+	data := cfg.CopyToResourceNode().Field("data")
+	switch {
+	case data == nil || data.Value == nil:
+	case data.Value.YNode().Kind != yaml.MappingNode:
+		found.Errorf("data", "must map setting names to string values, got a %s", data.Value.YNode().ShortTag())
+	default:
+		content := data.Value.YNode().Content
+		for i := 0; i+1 < len(content); i += 2 {
+			if content[i+1].Kind != yaml.ScalarNode {
+				found.Errorf("data."+content[i].Value, "must be a string (quote numbers and booleans), got a %s", content[i+1].ShortTag())
+			}
+		}
+	}
+	if len(found) == 0 {
+		found.Errorf("data", "must map setting names to string values (quote numbers and booleans)")
+	}
+	return found
 }
 
 // validateTyped checks a JobSetFlux object against the schema in krmfunction.yaml.
@@ -109,9 +132,30 @@ func flatten(err error) []string {
 		}
 		return out
 	case *errors.Validation:
+		if key, ok := e.Value.(string); ok && e.Code() == errors.UnallowedPropertyCode {
+			// The schema's message names the object, not the field, and
+			// does not say which fields there are.
+			path := key
+			if e.Name != "" && e.Name != "." {
+				path = e.Name + "." + key
+			}
+			return []string{path + "\x00" + fmt.Sprintf("unknown field %q; the known fields are %s", key, strings.Join(knownFields(e.Name), ", "))}
+		}
 		return []string{e.Name + "\x00" + e.Error()}
 	}
 	return []string{"\x00" + err.Error()}
+}
+
+// knownFields lists the fields the schema allows in the object at path.
+func knownFields(path string) []string {
+	if path != "spec" {
+		return []string{"apiVersion", "kind", "metadata", "spec"}
+	}
+	var fields []string
+	for _, name := range settings.Names() {
+		fields = append(fields, settings.FieldName(name))
+	}
+	return fields
 }
 
 // typedValues converts the typed spec into raw strings for the shared parsers.

@@ -8,6 +8,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -22,7 +23,7 @@ func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]stri
 	}
 	set(meta, "labels", mapping(plan.ManagedByLabel, plan.ManagedByValue, plan.JobSetLabel, p.Name), "")
 	annotations := mapping()
-	for _, key := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
+	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
 		if jsPath, ok := jobsetAnnotations[key]; ok {
 			set(annotations, key, str(path.Join(path.Dir(jsPath), strings.ToLower(kind)+"_"+name+".yaml")), "")
 		}
@@ -56,7 +57,7 @@ func secret(p *plan.Plan, cert []byte, jobsetAnnotations map[string]string) *fn.
 		"apiVersion", "v1",
 		"kind", "Secret",
 		"metadata", metadata(p, p.SecretName, "Secret", jobsetAnnotations),
-		"type", "Opaque",
+		"type", string(corev1.SecretTypeOpaque),
 		"data", mapping(plan.CertKey, base64.StdEncoding.EncodeToString(cert)),
 	))
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -87,7 +89,7 @@ func stripRendering(pod *yaml.Node) {
 
 func setJobFields(job, pod *yaml.Node, g plan.Group) {
 	if g.Set.CompletionMode {
-		set(job, "completionMode", str("Indexed"), "template")
+		set(job, "completionMode", str(string(batchv1.IndexedCompletion)), "template")
 	}
 	if g.Set.Completions {
 		set(job, "completions", num(g.Completions), "template")
@@ -99,7 +101,7 @@ func setJobFields(job, pod *yaml.Node, g plan.Group) {
 		set(job, "backoffLimit", num(0), "template")
 	}
 	if g.Set.RestartPolicy {
-		set(pod, "restartPolicy", str("Never"), "containers")
+		set(pod, "restartPolicy", str(string(corev1.RestartPolicyNever)), "containers")
 	}
 }
 
@@ -128,7 +130,7 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 		mapping("name", plan.CurveVolume, "mountPath", plan.CurveDir, "readOnly", true),
 	)
 	if !g.OwnShm {
-		shm := mapping("medium", "Memory")
+		shm := mapping("medium", string(corev1.StorageMediumMemory))
 		if p.ShmSize != "" {
 			set(shm, "sizeLimit", str(p.ShmSize), "")
 		}
@@ -136,11 +138,13 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 		mounts.Content = append(mounts.Content, mapping("name", plan.ShmVolume, "mountPath", plan.ShmDir))
 	}
 
-	command := stringList(append([]string{plan.EntrypointPath}, g.Command...)...)
+	// The user's own command items stay as written (quoting, comments);
+	// the entrypoint goes in front. An earlier wrapping was stripped above.
 	if old := get(c, "command"); old != nil && old.Kind == yaml.SequenceNode {
-		command.Style = old.Style // keep the user's flow or block style
+		old.Content = append([]*yaml.Node{str(plan.EntrypointPath)}, old.Content...)
+	} else {
+		set(c, "command", stringList(plan.EntrypointPath), "args")
 	}
-	set(c, "command", command, "args")
 	return nil
 }
 

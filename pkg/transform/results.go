@@ -47,11 +47,18 @@ func results(reports []report) fn.Results {
 	return out
 }
 
+// kpt still writes the pre-"internal." spellings of the placement
+// annotations next to the current ones; both must stay in step.
+const (
+	legacyPathAnnotation  = "config.kubernetes.io/path"
+	legacyIndexAnnotation = "config.kubernetes.io/index"
+)
+
 // isPlacement reports whether an annotation says where an object lives
 // in the package (kpt's path and index annotations).
 func isPlacement(key string) bool {
 	switch key {
-	case kioutil.PathAnnotation, kioutil.LegacyPathAnnotation, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation:
+	case kioutil.PathAnnotation, legacyPathAnnotation, kioutil.IndexAnnotation, legacyIndexAnnotation:
 		return true
 	}
 	return strings.HasPrefix(key, "internal.config.kubernetes.io/") && key != kioutil.IdAnnotation

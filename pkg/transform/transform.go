@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
@@ -155,7 +156,13 @@ func (r *rendered) failed() bool {
 // copy replaces the original only when every step succeeded.
 func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *index) (out rendered) {
 	var found finding.List
-	defer func() { out.reports = append([]report{{item, found}}, out.reports...) }()
+	defer func() {
+		if found.HasErrors() {
+			// The JobSet is left as it was: nothing was set on its behalf.
+			found = slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
+		}
+		out.reports = append([]report{{item, found}}, out.reports...)
+	}()
 
 	rn := item.CopyToResourceNode()
 	js, f := jobset.Read(rn)
