@@ -118,7 +118,7 @@ func Render(p *plan.Plan) (Files, error) {
 		SoftwareStagingDir: plan.SoftwareStagingDir,
 		RunDir:             plan.RunDir,
 		CertPath:           plan.CertPath,
-		CertSource:         plan.CurveDir + "/" + plan.CertKey,
+		CertSource:         plan.CertSourcePath,
 		ConfigDir:          plan.ConfigDir,
 	}
 	if p.Namespace != "" {

@@ -4,6 +4,8 @@
 // and task counts, per-task resources, names and paths).
 package plan
 
+import "strings"
+
 // Paths inside every Flux pod. The init container fills the install and
 // software volumes; the entrypoint keeps its private state under RunDir.
 const (
@@ -26,6 +28,8 @@ const (
 	ConfigDir = "/mnt/flux/config"
 	// CurveDir is where the CURVE Secret is mounted (read-only, shared mode).
 	CurveDir = "/mnt/flux/curve"
+	// CertSourcePath is the mounted certificate the entrypoint copies from.
+	CertSourcePath = CurveDir + "/" + CertKey
 	// ShmDir is the memory-backed shared memory mount.
 	ShmDir = "/dev/shm"
 	// ViewSource is the view's entry point inside a flux-view image.
@@ -143,12 +147,9 @@ type Plan struct {
 
 // Hostlist returns the whole instance's hosts as one RFC 29 hostlist in rank order.
 func (p *Plan) Hostlist() string {
-	s := ""
+	lists := make([]string, len(p.Groups))
 	for i, g := range p.Groups {
-		if i > 0 {
-			s += ","
-		}
-		s += g.Hosts
+		lists[i] = g.Hosts
 	}
-	return s
+	return strings.Join(lists, ",")
 }

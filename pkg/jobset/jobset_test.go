@@ -1,0 +1,147 @@
+package jobset
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+func mustRead(t *testing.T, text string) (*JobSet, finding.List) {
+	t.Helper()
+	rn, err := yaml.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Read(rn)
+}
+
+const full = `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  namespace: ns
+  annotations: {a: "1"}
+spec:
+  network: {subdomain: sub, enableDNSHostnames: true}
+  replicatedJobs:
+  - name: w
+    replicas: 3
+    template:
+      spec:
+        completions: 4
+        parallelism: 4
+        completionMode: Indexed
+        backoffLimit: 1
+        template:
+          spec:
+            restartPolicy: Never
+            hostNetwork: false
+            initContainers: [{name: init, image: x}]
+            volumes: [{name: data, emptyDir: {}}]
+            containers:
+            - name: app
+              image: app
+              command: [run, "a b"]
+              args: ["--x"]
+              env: [{name: E, value: v}, {name: R, valueFrom: {fieldRef: {fieldPath: x}}}]
+              volumeMounts: [{name: data, mountPath: /data}]
+              resources: {limits: {nvidia.com/gpu: "2"}, requests: {amd.com/gpu: 1}}
+  - name: defaults
+    template:
+      spec:
+        template:
+          spec:
+            containers: [{name: c, image: c}]
+`
+
+func TestReadFull(t *testing.T) {
+	js, found := mustRead(t, full)
+	if len(found) != 0 {
+		t.Fatalf("findings: %v", found)
+	}
+	if js.Name != "js" || js.Namespace != "ns" || js.Subdomain != "sub" || js.Annotations["a"] != "1" {
+		t.Errorf("metadata = %+v", js)
+	}
+	if js.EnableDNSHostnames == nil || !*js.EnableDNSHostnames || js.PublishNotReadyAddresses != nil {
+		t.Errorf("network flags = %v, %v", js.EnableDNSHostnames, js.PublishNotReadyAddresses)
+	}
+	w := js.ReplicatedJobs[0]
+	if w.Replicas != 3 || *w.Completions != 4 || *w.Parallelism != 4 || w.CompletionMode != "Indexed" || *w.BackoffLimit != 1 {
+		t.Errorf("job = %+v", w)
+	}
+	if w.JobPath() != "spec.replicatedJobs[0].template.spec" || w.Pod.Path != "spec.replicatedJobs[0].template.spec.template.spec" {
+		t.Errorf("paths = %q, %q", w.JobPath(), w.Pod.Path)
+	}
+	c := w.Pod.Containers[0]
+	if !slices.Equal(c.Command, []string{"run", "a b"}) || !slices.Equal(c.Args, []string{"--x"}) {
+		t.Errorf("argv = %q %q", c.Command, c.Args)
+	}
+	if c.GPUs != 2 || c.GPUPath != "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]" {
+		t.Errorf("gpus = %d from %q", c.GPUs, c.GPUPath)
+	}
+	if len(c.Env) != 2 || c.Env[0].Value != "v" || c.Env[0].FromRef || !c.Env[1].FromRef || c.Env[1].Path != c.Path+".env[1].value" {
+		t.Errorf("env = %+v", c.Env)
+	}
+	if !slices.Equal(w.Pod.InitContainers, []string{"init"}) || !slices.Equal(w.Pod.Volumes, []string{"data"}) || c.Mounts[0] != (Mount{"data", "/data"}) {
+		t.Errorf("pod = %+v", w.Pod)
+	}
+	d := js.ReplicatedJobs[1]
+	if d.Replicas != 1 || d.Completions != nil || d.Parallelism != nil || d.Pod.RestartPolicy != "" {
+		t.Errorf("defaults = %+v", d)
+	}
+}
+
+func TestReadWrongTypes(t *testing.T) {
+	for _, tc := range []struct{ from, to, path, want string }{
+		{"replicas: 3", `replicas: "3"`, "spec.replicatedJobs[0].replicas", `the string "3"`},
+		{"replicas: 3", "replicas: 99999999999", "spec.replicatedJobs[0].replicas", "fits in 32 bits"},
+		{"completions: 4", "completions: [4]", "spec.replicatedJobs[0].template.spec.completions", "a list"},
+		{"hostNetwork: false", "hostNetwork: yes", "spec.replicatedJobs[0].template.spec.template.spec.hostNetwork", "true or false"},
+		{`command: [run, "a b"]`, "command: [run, 5]", "spec.replicatedJobs[0].template.spec.template.spec.containers[0].command[1]", "quote it"},
+		{`command: [run, "a b"]`, "command: run", "spec.replicatedJobs[0].template.spec.template.spec.containers[0].command", "must be a list"},
+		{`annotations: {a: "1"}`, "annotations: {a: 1}", "metadata.annotations[a]", "must be strings"},
+		{`annotations: {a: "1"}`, "annotations: [a]", "metadata.annotations", "must be a map"},
+		{`nvidia.com/gpu: "2"`, `nvidia.com/gpu: "1.5"`, "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]", "whole number of GPUs"},
+		{"    containers: [{name: c, image: c}]", "    containers: []", "spec.replicatedJobs[1].template.spec.template.spec.containers", "no containers"},
+		{"  - name: defaults\n    template:", "  - name: defaults\n    template: null\n    x:", "spec.replicatedJobs[1].template.spec", "no Job template"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			if !strings.Contains(full, tc.from) {
+				t.Fatalf("fixture lacks %q", tc.from)
+			}
+			_, found := mustRead(t, strings.Replace(full, tc.from, tc.to, 1))
+			for _, f := range found {
+				if f.Severity == finding.Error && f.Path == tc.path && strings.Contains(f.Message, tc.want) {
+					return
+				}
+			}
+			t.Errorf("findings %+v, want an error at %s containing %q", found, tc.path, tc.want)
+		})
+	}
+}
+
+func TestReadMissingParts(t *testing.T) {
+	for _, tc := range []struct{ text, path string }{
+		{"apiVersion: v\nkind: JobSet\nmetadata: {name: x}\n", "spec"},
+		{"apiVersion: v\nkind: JobSet\nmetadata: {name: x}\nspec: {}\n", "spec.replicatedJobs"},
+		{"apiVersion: v\nkind: JobSet\nmetadata: {}\nspec: {replicatedJobs: [7]}\n", "spec.replicatedJobs[0]"},
+		{"apiVersion: v\nkind: JobSet\nmetadata: {}\nspec: {replicatedJobs: []}\n", "metadata.name"},
+	} {
+		_, found := mustRead(t, tc.text)
+		if !slices.ContainsFunc(found, func(f finding.Finding) bool { return f.Path == tc.path && f.Severity == finding.Error }) {
+			t.Errorf("%q: findings %+v, want an error at %s", tc.text, found, tc.path)
+		}
+	}
+}
+
+func TestReadFollowsAliases(t *testing.T) {
+	text := strings.Replace(full, "replicas: 3", "replicas: &r 3", 1)
+	text = strings.Replace(text, "completions: 4", "completions: *r", 1)
+	js, found := mustRead(t, text)
+	if len(found) != 0 || *js.ReplicatedJobs[0].Completions != 3 {
+		t.Errorf("completions via alias = %v, findings %v", js.ReplicatedJobs[0].Completions, found)
+	}
+}

@@ -1,0 +1,219 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// read parses a JobSet written as YAML.
+func read(t *testing.T, text string) *jobset.JobSet {
+	t.Helper()
+	rn, err := yaml.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, found := jobset.Read(rn)
+	if found.HasErrors() {
+		t.Fatalf("reading the JobSet: %v", found)
+	}
+	return js
+}
+
+// jobsetYAML builds a JobSet with the given annotations and replicatedJobs
+// (each "name:replicas:completions[:container extra YAML]").
+func jobsetYAML(annotations map[string]string, rjs ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: js\n  annotations:\n    flux-framework.org/enabled: \"true\"\n")
+	for k, v := range annotations {
+		fmt.Fprintf(&b, "    %s: %q\n", k, v)
+	}
+	b.WriteString("spec:\n  replicatedJobs:\n")
+	for _, rj := range rjs {
+		parts := strings.SplitN(rj, ":", 4)
+		fmt.Fprintf(&b, "  - name: %s\n    replicas: %s\n    template:\n      spec:\n        completions: %s\n        template:\n          spec:\n            containers:\n            - name: app\n              image: app\n              command: [run]\n", parts[0], parts[1], parts[2])
+		if len(parts) == 4 {
+			for _, line := range strings.Split(parts[3], "\n") {
+				b.WriteString("              " + line + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+func errorsOf(found finding.List) []string {
+	var out []string
+	for _, f := range found {
+		if f.Severity == finding.Error {
+			out = append(out, f.Path+": "+f.Message)
+		}
+	}
+	return out
+}
+
+func TestPrecedence(t *testing.T) {
+	config := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{
+		"view-image":     {Value: "example.com/config:1", Path: "data.view-image"},
+		"network-device": {Value: "eth1", Path: "data.network-device"},
+		"queue-policy":   {Value: "easy", Path: "data.queue-policy"},
+		"port":           {Value: "7000", Path: "data.port"},
+	}}
+	env := "env:\n- name: FLUX_VIEW_IMAGE\n  value: example.com/env:1\n- name: FLUX_NETWORK_DEVICE\n  value: ib0"
+	js := read(t, jobsetYAML(map[string]string{"flux-framework.org/network-device": "*"}, "w:1:2:"+env))
+	p, found := Build(js, config)
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	// default < config < env < annotation, setting by setting.
+	if p.ViewImage != "example.com/env:1" {
+		t.Errorf("view-image = %q, want the env value over the config value", p.ViewImage)
+	}
+	if p.NetworkDevice != "*" {
+		t.Errorf("network-device = %q, want the annotation over env and config", p.NetworkDevice)
+	}
+	if p.QueuePolicy != "easy" || p.Port != 7000 {
+		t.Errorf("queue-policy, port = %q, %d, want the config values", p.QueuePolicy, p.Port)
+	}
+	if p.ConnectTimeout != "5s" || p.Topology != "kary:256" {
+		t.Errorf("connect-timeout, topology = %q, %q, want the defaults", p.ConnectTimeout, p.Topology)
+	}
+}
+
+func TestEnvErrorsNameTheVariable(t *testing.T) {
+	env := "env:\n- name: FLUX_QUEUE_POLICY\n  value: lifo"
+	js := read(t, jobsetYAML(nil, "w:1:2:"+env))
+	p, found := Build(js, settings.Layer{})
+	errs := errorsOf(found)
+	if p != nil || len(errs) != 1 || !strings.Contains(errs[0], "containers[0].env[0].value: invalid queue-policy from the container environment") {
+		t.Fatalf("errors = %q", errs)
+	}
+}
+
+func TestRanksAndHostlists(t *testing.T) {
+	js := read(t, jobsetYAML(map[string]string{"flux-framework.org/replicated-jobs": "b,a"}, "a:2:3", "b:4:1", "c:1:1"))
+	p, found := Build(js, settings.Layer{})
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	if len(p.Groups) != 2 || p.Groups[0].Name != "b" || p.Groups[1].Name != "a" {
+		t.Fatalf("groups = %+v, want b then a", p.Groups)
+	}
+	if p.Groups[0].FirstRank != 0 || p.Groups[1].FirstRank != 4 || p.Brokers != 10 {
+		t.Errorf("first ranks %d, %d and brokers %d, want 0, 4 and 10", p.Groups[0].FirstRank, p.Groups[1].FirstRank, p.Brokers)
+	}
+	if p.Groups[0].Hosts != "js-b-[0-3]-0" || p.Groups[1].Hosts != "js-a-0-[0-2],js-a-1-[0-2]" {
+		t.Errorf("hosts = %q, %q", p.Groups[0].Hosts, p.Groups[1].Hosts)
+	}
+	// Host by host, rank by rank: the expanded list is the pods' hostnames.
+	got, err := hostlist.Expand(p.Hostlist(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"js-b-0-0", "js-b-1-0", "js-b-2-0", "js-b-3-0", "js-a-0-0", "js-a-0-1", "js-a-0-2", "js-a-1-0", "js-a-1-1", "js-a-1-2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ranks = %q, want %q", got, want)
+	}
+}
+
+func TestResourcesDerived(t *testing.T) {
+	for _, tc := range []struct {
+		name                                string
+		annotations                         map[string]string
+		container                           string
+		tasks, cores, gpus, perTaskC, perTG int
+	}{
+		{"defaults", nil, "", 1, 1, 0, 1, 0},
+		{"gpus from limits", nil, "resources:\n  limits:\n    nvidia.com/gpu: 4", 4, 4, 4, 1, 1},
+		{"one gpu keeps one task", nil, "resources:\n  limits:\n    nvidia.com/gpu: 1", 1, 1, 1, 1, 1},
+		{"gpus from requests", nil, "resources:\n  requests:\n    amd.com/gpu: 2", 2, 2, 2, 1, 1},
+		{"limits win over requests", nil, "resources:\n  limits:\n    nvidia.com/gpu: 2\n  requests:\n    nvidia.com/gpu: 8", 2, 2, 2, 1, 1},
+		{"explicit", map[string]string{"flux-framework.org/tasks-per-node": "2", "flux-framework.org/cores-per-node": "8", "flux-framework.org/gpus-per-node": "4"}, "", 2, 8, 4, 4, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rj := "w:1:3"
+			if tc.container != "" {
+				rj += ":" + tc.container
+			}
+			p, found := Build(read(t, jobsetYAML(tc.annotations, rj)), settings.Layer{})
+			if p == nil {
+				t.Fatalf("Build failed: %v", errorsOf(found))
+			}
+			got := []int{p.TasksPerNode, p.CoresPerNode, p.GPUsPerNode, p.CoresPerTask, p.GPUsPerTask, p.Tasks}
+			want := []int{tc.tasks, tc.cores, tc.gpus, tc.perTaskC, tc.perTG, 3 * tc.tasks}
+			if !slices.Equal(got, want) {
+				t.Errorf("tasks, cores, gpus, cores/task, gpus/task, total tasks = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
+	js := read(t, jobsetYAML(nil, "w:1:2"))
+	p, _ := Build(js, settings.Layer{})
+	want := JobDefaults{CompletionMode: true, Parallelism: true, BackoffLimit: true, RestartPolicy: true}
+	if p.Groups[0].Set != want || !p.SetDNSHostnames || !p.SetPublishNotReady {
+		t.Errorf("set = %+v (dns %v, notready %v), want %+v and both network fields", p.Groups[0].Set, p.SetDNSHostnames, p.SetPublishNotReady, want)
+	}
+	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 3\n", 1)
+	p, _ = Build(read(t, text), settings.Layer{})
+	if p.Groups[0].Set != (JobDefaults{RestartPolicy: true}) {
+		t.Errorf("set = %+v, want only restartPolicy", p.Groups[0].Set)
+	}
+}
+
+func TestRenderedJobSetIsRecognised(t *testing.T) {
+	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "command: [run]", "command: ["+EntrypointPath+", run]\n              volumeMounts:\n              - name: flux-config\n                mountPath: /mnt/flux/config", 1)
+	text = strings.Replace(text, "            containers:", "            initContainers:\n            - name: flux-installer\n              image: view\n            volumes:\n            - name: flux-config\n              emptyDir: {}\n            containers:", 1)
+	p, found := Build(read(t, text), settings.Layer{})
+	if p == nil {
+		t.Fatalf("an earlier rendering must not collide with itself: %v", errorsOf(found))
+	}
+	if !p.Rendered || !slices.Equal(p.Groups[0].Command, []string{"run"}) {
+		t.Errorf("rendered %v, command %q; want true and the unwrapped command", p.Rendered, p.Groups[0].Command)
+	}
+}
+
+func TestUnwrap(t *testing.T) {
+	if cmd, ok := Unwrap([]string{EntrypointPath, "a", "b c"}); !ok || !slices.Equal(cmd, []string{"a", "b c"}) {
+		t.Errorf("Unwrap = %q, %v", cmd, ok)
+	}
+	if cmd, ok := Unwrap([]string{"a"}); ok || !slices.Equal(cmd, []string{"a"}) {
+		t.Errorf("Unwrap of an unwrapped command = %q, %v", cmd, ok)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"gpus differ", jobsetYAML(nil, "a:1:1:resources:\n  limits:\n    nvidia.com/gpu: 2", "b:1:1"), "set flux-framework.org/gpus-per-node"},
+		{"hostname", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: "+strings.Repeat("j", 52), 1), "more than the 57"},
+		{"too many brokers", jobsetYAML(nil, "w:1001:1000"), "more than 1000000 brokers"},
+		{"jobset name", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: 9js", 1), "DNS-1035"},
+		{"env valueFrom", jobsetYAML(nil, "w:1:2:env:\n- name: FLUX_VIEW_IMAGE\n  valueFrom:\n    configMapKeyRef: {name: x, key: y}"), "must be a literal value"},
+		{"env conflict", jobsetYAML(nil, "a:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: easy", "b:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: fcfs"), "the whole instance needs one value"},
+		{"mount overlap", jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: x\n  mountPath: /mnt/flux"), "overlaps a path jobset-flux mounts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, found := Build(read(t, tc.text), settings.Layer{})
+			errs := strings.Join(errorsOf(found), "\n")
+			if p != nil || !strings.Contains(errs, tc.want) {
+				t.Errorf("plan %v, errors:\n%s\nwant an error containing %q", p != nil, errs, tc.want)
+			}
+		})
+	}
+}
+
+func TestOwnShmMountWins(t *testing.T) {
+	p, found := Build(read(t, jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: shm\n  mountPath: /dev/shm/")), settings.Layer{})
+	if p == nil || !p.Groups[0].OwnShm {
+		t.Fatalf("want OwnShm, got plan %v: %v", p, errorsOf(found))
+	}
+}
