@@ -17,15 +17,20 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 
 	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Set by the build (-ldflags -X).
@@ -101,7 +106,12 @@ func runKRM(proc *transform.Processor, stdin io.Reader, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "jobset-flux: the input is not a ResourceList (kind: ResourceList, items: [...]); run without arguments only from kustomize or kpt, or pass files to render plain YAML: %v\n", err)
 		return exitFailed
 	}
+	if v := resourceListVersion(in); !slices.Contains(resourceListVersions, v) {
+		fmt.Fprintf(stderr, "jobset-flux: the input ResourceList has apiVersion %s; the KRM function protocol needs apiVersion: %s\n", strconv.Quote(v), kio.ResourceListAPIVersion)
+		return exitFailed
+	}
 	ok, procErr := proc.Process(rl)
+	sortItems(rl.Items)
 	out, err := rl.ToYAML()
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
@@ -120,6 +130,54 @@ func runKRM(proc *transform.Processor, stdin io.Reader, stdout, stderr io.Writer
 		return exitFailed
 	}
 	return exitOK
+}
+
+// sortItems puts the items in the order rl.ToYAML writes them (apiVersion,
+// kind, namespace, name), computing each item's key once. The SDK's sort
+// recomputes both keys on every comparison, which takes about a minute for
+// 200k items; on a list already in order it does little work.
+func sortItems(items fn.KubeObjects) {
+	type keyed struct {
+		key string
+		obj *fn.KubeObject
+	}
+	ks := make([]keyed, len(items))
+	for i, it := range items {
+		ks[i] = keyed{fmt.Sprintf("%s %s %s %s", it.GetAPIVersion(), it.GetKind(), it.GetNamespace(), it.GetName()), it}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	for i := range ks {
+		items[i] = ks[i].obj
+	}
+}
+
+// resourceListVersions are the ResourceList versions of the KRM function
+// protocol: v1, and v1alpha1 from older kpt and kustomize.
+var resourceListVersions = []string{kio.ResourceListAPIVersion, "config.kubernetes.io/v1alpha1"}
+
+// resourceListVersion returns the apiVersion of a ResourceList that
+// fn.ParseResourceList accepted (the SDK checks only its kind). Decoding
+// the input again costs as much as the SDK's parse (seconds for 100 MB),
+// so the block-style YAML that kpt and kustomize write takes a fast path:
+// one top-level line "apiVersion: <a known version>" in column 0 is
+// enough. Anything else (JSON, flow style, another value) is decoded.
+func resourceListVersion(in []byte) string {
+	var found []string
+	for line := range bytes.Lines(in) {
+		if v, ok := bytes.CutPrefix(line, []byte("apiVersion:")); ok {
+			found = append(found, strings.Trim(strings.TrimSpace(string(v)), `"'`))
+		}
+	}
+	if len(found) == 1 && slices.Contains(resourceListVersions, found[0]) {
+		return found[0]
+	}
+	var header struct {
+		APIVersion string `yaml:"apiVersion"`
+	}
+	if err := yaml.Unmarshal(in, &header); err != nil {
+		return ""
+	}
+	return header.APIVersion
 }
 
 // runStandalone renders plain YAML files (or stdin) and prints the result
@@ -236,8 +294,28 @@ func printResults(w io.Writer, results fn.Results, verbose bool) {
 		if r.Field != nil && r.Field.Path != "" {
 			b.WriteString(" " + r.Field.Path)
 		}
-		fmt.Fprintf(w, "%s: %s\n", b.String(), r.Message)
+		fmt.Fprintf(w, "%s\n", oneLine(b.String()+": "+r.Message))
 	}
+}
+
+// oneLine keeps a result on one line: user text in a name, a path (an
+// annotation key) or a message must not be able to start a line of its
+// own, which could pass for another result. Control characters are
+// written as Go escapes.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // loadSeed reads the key seed from --key-seed-file, JOBSET_FLUX_KEY_SEED_FILE
@@ -294,6 +372,12 @@ func keygen(args []string, stdout, stderr io.Writer) int {
 	if flags.NArg() > 0 {
 		fmt.Fprintf(stderr, "jobset-flux keygen: unexpected arguments %q\n", flags.Args())
 		return exitUsage
+	}
+	for _, check := range []struct{ flag, value string }{{"--secret", *secretName}, {"--namespace", *namespace}} {
+		if errs := validation.IsDNS1123Subdomain(check.value); check.value != "" && len(errs) > 0 {
+			fmt.Fprintf(stderr, "jobset-flux keygen: %s %q is not a valid name: %s\n", check.flag, check.value, errs[0])
+			return exitUsage
+		}
 	}
 	keys, err := curve.Generate(rand.Reader)
 	if err != nil {
