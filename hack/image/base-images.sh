@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Makes the two local base images the Dockerfile is built from in CI, where
+# no registry is reachable. Both come from files already on this machine:
+#
+#   local/go:<go version>   the host's Go toolchain (/usr/local/go) plus /tmp;
+#                           no shell: the Dockerfile's build stage runs only
+#                           exec-form RUN instructions.
+#   local/static:nobody     a distroless-style static base: /etc/passwd and
+#                           /etc/group with root and nobody (65534), the
+#                           host's CA bundle, /tmp (1777). Nothing else.
+#
+# Prints the two references as GO_IMAGE=... and BASE_IMAGE=... lines.
+# Each image carries a label with a hash of what went into it and is
+# re-imported only when that changes. Needs a running engine (docker CLI).
+set -euo pipefail
+
+goroot=${GOROOT_SRC:-/usr/local/go}
+certs=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+label=org.jobset-flux.base.inputs
+
+go_version=$("$goroot/bin/go" env GOVERSION) # go1.26.8
+go_ref=local/go:${go_version#go}
+base_ref=local/static:nobody
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+current_label() { docker image inspect --format "{{index .Config.Labels \"$label\"}}" "$1" 2>/dev/null || true; }
+
+# Deterministic tar: fixed owner, order and times, so the same inputs give
+# the same hash (and, for the base, the same layer digest).
+dtar() { tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 --format=posix --pax-option=delete=atime,delete=ctime "$@"; }
+
+# --- local/go ---------------------------------------------------------------
+go_inputs="$go_version $goroot $(stat -c %Y "$goroot/VERSION")"
+go_hash=$(printf '%s' "$go_inputs" | sha256sum | cut -c1-16)
+if [[ $(current_label "$go_ref") != "$go_hash" ]]; then
+  mkdir -p "$work/go/tmp"
+  chmod 1777 "$work/go/tmp"
+  echo "base-images: importing $go_ref from $goroot" >&2
+  # Imported untagged and tagged only when tar succeeded (pipefail), so a
+  # failed tar never leaves a half image under the label of a good one.
+  id=$(dtar -c -C "$work/go" tmp -C / "${goroot#/}" |
+    docker import \
+      --change "ENV PATH=/go/bin:$goroot/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+      --change "ENV GOPATH=/go" \
+      --change "ENV GOTOOLCHAIN=local" \
+      --change "LABEL $label=$go_hash" \
+      --message "Go toolchain from $goroot ($go_version)" \
+      -)
+  docker tag "$id" "$go_ref"
+fi
+
+# --- local/static:nobody ----------------------------------------------------
+root=$work/static
+mkdir -p "$root/etc/ssl/certs" "$root/tmp"
+chmod 1777 "$root/tmp"
+cat >"$root/etc/passwd" <<'PASSWD'
+root:x:0:0:root:/root:/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
+PASSWD
+cat >"$root/etc/group" <<'GROUP'
+root:x:0:
+nobody:x:65534:
+GROUP
+install -m 0644 "$certs" "$root/etc/ssl/certs/ca-certificates.crt"
+chmod 0755 "$root" "$root/etc" "$root/etc/ssl" "$root/etc/ssl/certs"
+chmod 0644 "$root/etc/passwd" "$root/etc/group"
+dtar -c -C "$root" etc tmp >"$work/static.tar"
+base_hash=$(sha256sum <"$work/static.tar" | cut -c1-16)
+if [[ $(current_label "$base_ref") != "$base_hash" ]]; then
+  echo "base-images: importing $base_ref (passwd/group with nobody, CA bundle, /tmp)" >&2
+  docker import \
+    --change "ENV PATH=/usr/local/bin:/usr/bin:/bin" \
+    --change "ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt" \
+    --change "USER 65534:65534" \
+    --change "LABEL $label=$base_hash" \
+    --message "static base: root and nobody, CA bundle, /tmp" \
+    "$work/static.tar" "$base_ref" >/dev/null
+fi
+
+echo "GO_IMAGE=$go_ref"
+echo "BASE_IMAGE=$base_ref"

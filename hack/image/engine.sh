@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A private Docker engine (Debian docker.io) for building and testing the image
+# on a CI machine that has no running engine and no registry.
+#
+#   hack/image/engine.sh start    start dockerd unless ours already answers
+#   hack/image/engine.sh stop     stop the dockerd this script started (by PID)
+#   hack/image/engine.sh status   exit 0 when ours answers
+#   hack/image/engine.sh env      print the DOCKER_HOST line to eval
+#
+# Everything lives in ENGINE_DIR (default _out/engine in the checkout): the
+# socket, the pidfile, the log, dockerd's exec-root and its data-root (kept
+# between runs, so imported base images survive a restart). The engine gets
+# no bridge network and touches no iptables rules: builds run with
+# --network none and KRM functions run with --network none anyway.
+# Needs root (dockerd).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${ENGINE_DIR:-$root/_out/engine}
+sock=$dir/docker.sock
+pidfile=$dir/dockerd.pid
+log=$dir/dockerd.log
+host=unix://$sock
+
+answers() { DOCKER_HOST=$host docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+pid_alive() { [[ -s $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+
+start() {
+  if answers; then
+    echo "engine: already running at $host"
+    return 0
+  fi
+  command -v dockerd >/dev/null || { echo "engine: dockerd not found; install Debian docker.io (.ci/apt/image.txt)" >&2; return 1; }
+  (( EUID == 0 )) || { echo "engine: dockerd needs root" >&2; return 1; }
+  if pid_alive; then
+    echo "engine: dockerd $(cat "$pidfile") is running but does not answer on $sock; see $log" >&2
+    return 1
+  fi
+  mkdir -p "$dir/data" "$dir/exec"
+  rm -f "$sock" "$pidfile"
+  # setsid: the engine outlives this shell and ignores the caller's Ctrl-C;
+  # whoever started it stops it with "stop".
+  setsid dockerd \
+    --host "$host" \
+    --pidfile "$pidfile" \
+    --data-root "$dir/data" \
+    --exec-root "$dir/exec" \
+    --bridge none --iptables=false --ip-masq=false --ip6tables=false \
+    --log-level warn \
+    </dev/null >"$log" 2>&1 &
+  local launched=$! i
+  for ((i = 0; i < 120; i++)); do
+    if answers; then
+      echo "engine: dockerd $(cat "$pidfile" 2>/dev/null || echo "$launched") answers at $host ($((i / 2)) s)"
+      return 0
+    fi
+    if ! kill -0 "$launched" 2>/dev/null; then
+      echo "engine: dockerd exited; last lines of $log:" >&2
+      tail -n 20 "$log" >&2
+      return 1
+    fi
+    sleep 0.5
+  done
+  echo "engine: dockerd did not answer in 60 s; last lines of $log:" >&2
+  tail -n 20 "$log" >&2
+  kill "$launched" 2>/dev/null || true
+  return 1
+}
+
+stop() {
+  if ! [[ -s $pidfile ]]; then
+    echo "engine: not running (no $pidfile)"
+    return 0
+  fi
+  local pid i
+  pid=$(cat "$pidfile")
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "engine: dockerd $pid already gone"
+    rm -f "$pidfile"
+    return 0
+  fi
+  kill -TERM "$pid"
+  for ((i = 0; i < 60; i++)); do
+    kill -0 "$pid" 2>/dev/null || { echo "engine: dockerd $pid stopped"; return 0; }
+    sleep 0.5
+  done
+  echo "engine: dockerd $pid ignored SIGTERM for 30 s; sending SIGKILL" >&2
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$pidfile"
+}
+
+case ${1:-} in
+  start) start ;;
+  stop) stop ;;
+  status) answers ;;
+  env) echo "export DOCKER_HOST=$host" ;;
+  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+esac
