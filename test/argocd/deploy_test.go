@@ -1,0 +1,278 @@
+package argocd
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// repoServerFixture stands in for the Deployment of Argo CD's install.yaml:
+// only what the patch relies on (the name and the volumes var-files and
+// plugins, which the stock manifest declares).
+const repoServerFixture = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: argocd-repo-server
+spec:
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: argocd-repo-server
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: argocd-repo-server
+    spec:
+      initContainers:
+        - name: copyutil
+          image: quay.io/argoproj/argocd:v3.2.12
+          command: [/bin/cp, -n, /usr/local/bin/argocd, /var/run/argocd/argocd-cmp-server]
+          volumeMounts:
+            - name: var-files
+              mountPath: /var/run/argocd
+      containers:
+        - name: argocd-repo-server
+          image: quay.io/argoproj/argocd:v3.2.12
+          volumeMounts:
+            - name: var-files
+              mountPath: /var/run/argocd
+            - name: plugins
+              mountPath: /home/argocd/cmp-server/plugins
+      volumes:
+        - name: var-files
+          emptyDir: {}
+        - name: plugins
+          emptyDir: {}
+`
+
+// TestRepoServerPatch applies repo-server-patch.yaml with kustomize to a
+// repo-server Deployment and checks the sidecar it adds.
+func TestRepoServerPatch(t *testing.T) {
+	l := repoLayout(t)
+	dir := t.TempDir()
+	patch, err := os.ReadFile(filepath.Join(l.pluginDir, "repo-server-patch.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"repo-server.yaml":       repoServerFixture,
+		"repo-server-patch.yaml": string(patch),
+		"kustomization.yaml": "resources: [repo-server.yaml]\n" +
+			"patches:\n  - path: repo-server-patch.yaml\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(l.kustomize, "build", dir).Output()
+	if err != nil {
+		t.Fatalf("kustomize build with the patch: %v\n%s", err, stderrOf(err))
+	}
+	objs := parseManifests(t, []string{string(out)})
+	if len(objs) != 1 {
+		t.Fatalf("got %d objects, want the Deployment", len(objs))
+	}
+	podSpec, _, _ := unstructured.NestedMap(objs[0].Object, "spec", "template", "spec")
+	containers := namedMaps(podSpec["containers"])
+	if _, ok := containers["argocd-repo-server"]; !ok {
+		t.Error("the patch replaced the repo-server container instead of adding one")
+	}
+	sidecar, ok := containers["jobset-flux"]
+	if !ok {
+		t.Fatalf("no jobset-flux container after the patch; containers: %v", keys(containers))
+	}
+
+	command, _, _ := unstructured.NestedStringSlice(sidecar, "command")
+	if !slices.Equal(command, []string{"/var/run/argocd/argocd-cmp-server"}) {
+		t.Errorf("sidecar command = %v", command)
+	}
+	if uid, _, _ := unstructured.NestedInt64(sidecar, "securityContext", "runAsUser"); uid != 999 {
+		t.Errorf("sidecar runAsUser = %d, want 999", uid)
+	}
+
+	env := namedMaps(sidecar["env"])
+	seed, ok := env["JOBSET_FLUX_KEY_SEED"]
+	if !ok {
+		t.Fatal("sidecar has no JOBSET_FLUX_KEY_SEED")
+	}
+	if _, literal := seed["value"]; literal {
+		t.Error("JOBSET_FLUX_KEY_SEED has a literal value; it must come from a Secret")
+	}
+	ref, _, _ := unstructured.NestedStringMap(seed, "valueFrom", "secretKeyRef")
+	if ref["name"] == "" || ref["key"] == "" {
+		t.Errorf("JOBSET_FLUX_KEY_SEED is not a secretKeyRef with name and key: %v", seed)
+	}
+
+	volumes := namedMaps(podSpec["volumes"])
+	mounts := map[string]string{}
+	for name, m := range namedMaps(sidecar["volumeMounts"]) {
+		mounts[m["mountPath"].(string)] = name
+		if _, ok := volumes[name]; !ok {
+			t.Errorf("sidecar mounts volume %q, which the pod does not declare", name)
+		}
+	}
+	for path, volume := range map[string]string{
+		"/var/run/argocd":                 "var-files",
+		"/home/argocd/cmp-server/plugins": "plugins",
+	} {
+		if mounts[path] != volume {
+			t.Errorf("sidecar mounts %q at %s, want %q", mounts[path], path, volume)
+		}
+	}
+	if mounts["/tmp"] == "" {
+		t.Error("sidecar has no writable /tmp (its root filesystem is read-only)")
+	}
+	if mounts["/home/argocd/cmp-server/config"] != "" {
+		t.Error("sidecar mounts over /home/argocd/cmp-server/config, hiding the image's plugin.yaml")
+	}
+}
+
+// TestApplicationExample checks examples/argocd/application.yaml against the
+// plugin and the repository.
+func TestApplicationExample(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := readYAML(t, filepath.Join(root, "examples", "argocd", "application.yaml"))
+	plugin := readYAML(t, filepath.Join(root, "deploy", "argocd", "plugin.yaml"))
+
+	if app.GetAPIVersion() != "argoproj.io/v1alpha1" || app.GetKind() != "Application" {
+		t.Errorf("application.yaml is %s %s, want argoproj.io/v1alpha1 Application", app.GetAPIVersion(), app.GetKind())
+	}
+	if plugin.GetAPIVersion() != "argoproj.io/v1alpha1" || plugin.GetKind() != "ConfigManagementPlugin" {
+		t.Errorf("plugin.yaml is %s %s", plugin.GetAPIVersion(), plugin.GetKind())
+	}
+	want := plugin.GetName()
+	if v, _, _ := unstructured.NestedString(plugin.Object, "spec", "version"); v != "" {
+		want += "-" + v
+	}
+	if name, _, _ := unstructured.NestedString(app.Object, "spec", "source", "plugin", "name"); name != want {
+		t.Errorf("spec.source.plugin.name = %q, want %q (plugin.yaml)", name, want)
+	}
+	path, _, _ := unstructured.NestedString(app.Object, "spec", "source", "path")
+	if path == "" || !exists(filepath.Join(root, path, "kustomization.yaml")) {
+		t.Errorf("spec.source.path %q is not a kustomization in this repository", path)
+	}
+	for _, f := range [][]string{{"spec", "source", "repoURL"}, {"spec", "destination", "namespace"}} {
+		if v, _, _ := unstructured.NestedString(app.Object, f...); v == "" {
+			t.Errorf("%s is empty", strings.Join(f, "."))
+		}
+	}
+}
+
+// TestSidecarDockerfile checks the parts of Dockerfile.sidecar the plugin
+// depends on (the image cannot be built here: no registry for base images).
+func TestSidecarDockerfile(t *testing.T) {
+	dir := filepath.Join("..", "..", "deploy", "argocd")
+	df, err := os.ReadFile(filepath.Join(dir, "Dockerfile.sidecar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(df)
+	for _, want := range []string{
+		"ARG GO_IMAGE=",
+		"ARG BASE_IMAGE=",
+		"FROM ${GO_IMAGE} AS build",
+		"FROM ${BASE_IMAGE}\n",
+		"deploy/argocd/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml",
+		"deploy/argocd/jobset-flux-cmp /usr/local/bin/jobset-flux-cmp",
+		"sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}",
+		"ARG KUSTOMIZE_VERSION=v5.8.2",
+		"USER 999:999",
+		`ENTRYPOINT ["/var/run/argocd/argocd-cmp-server"]`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Dockerfile.sidecar lacks %q", want)
+		}
+	}
+
+	// Every path COPY takes from the context must pass the allowlist.
+	allowed := map[string]bool{}
+	f, err := os.Open(filepath.Join(dir, "Dockerfile.sidecar.dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "!") {
+			allowed[strings.TrimSuffix(line[1:], "/")] = true
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 3 || fields[0] != "COPY" {
+			continue
+		}
+		var srcs []string
+		fromStage := false
+		for _, a := range fields[1 : len(fields)-1] {
+			if strings.HasPrefix(a, "--from=") {
+				fromStage = true
+			}
+			if !strings.HasPrefix(a, "--") {
+				srcs = append(srcs, strings.TrimSuffix(a, "/"))
+			}
+		}
+		if fromStage {
+			continue
+		}
+		for _, s := range srcs {
+			if !allowed[s] {
+				t.Errorf("COPY %s: not allowlisted in Dockerfile.sidecar.dockerignore", s)
+			}
+		}
+	}
+}
+
+func readYAML(t *testing.T, path string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// namedMaps indexes a list of objects with a name field (containers, env,
+// volumes) by name.
+func namedMaps(list any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	items, _ := list.([]any)
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			if name, ok := m["name"].(string); ok {
+				out[name] = m
+			}
+		}
+	}
+	return out
+}
+
+func keys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
