@@ -204,8 +204,12 @@ func checkSubdomain(raw string) error {
 }
 
 func checkQuantity(raw string) error {
+	// The length first: parsing a megabyte of digits takes seconds.
+	if len(raw) > 32 {
+		return fmt.Errorf("must be a size like 1Gi or 512Mi, got %s", quote(raw))
+	}
 	q, err := resource.ParseQuantity(raw)
-	if err != nil || len(raw) > 32 {
+	if err != nil {
 		return fmt.Errorf("must be a size like 1Gi or 512Mi, got %s", quote(raw))
 	}
 	if q.Sign() <= 0 {
@@ -239,7 +243,9 @@ var runOptionPattern = regexp.MustCompile(`^[A-Za-z0-9_./:=,+@-]{1,256}$`)
 var computedRunOptions = []string{"-N", "-n", "-c", "-g", "--nodes", "--ntasks", "--cores-per-task", "--gpus-per-task", "--tasks-per-node", "--gpus-per-node", "--cores-per-node"}
 
 func parseRunOptions(raw string) ([]string, error) {
-	words := strings.Fields(raw)
+	// Only spaces separate words: a newline or tab is an error, not a
+	// separator, so an accepted value never holds a control character.
+	words := strings.FieldsFunc(raw, func(r rune) bool { return r == ' ' })
 	if len(words) == 0 {
 		return nil, nil
 	}

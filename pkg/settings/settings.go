@@ -109,7 +109,7 @@ func Resolve(layers ...Layer) (Settings, finding.List) {
 			raw := layer.Values[name]
 			def, ok := byName[name]
 			if !ok {
-				found.Errorf(raw.Path, "unknown setting %q%s", name, suggest(name))
+				found.Errorf(raw.Path, "unknown setting %s%s", quote(name), suggest(name))
 				continue
 			}
 			if err := def.apply(&s, raw.Value); err != nil {
@@ -131,7 +131,7 @@ func Resolve(layers ...Layer) (Settings, finding.List) {
 func Check(name, value string) error {
 	def, ok := byName[name]
 	if !ok {
-		return fmt.Errorf("unknown setting %q%s", name, suggest(name))
+		return fmt.Errorf("unknown setting %s%s", quote(name), suggest(name))
 	}
 	var s Settings
 	return def.apply(&s, value)
@@ -172,7 +172,7 @@ func AnnotationLayer(annotations map[string]string) (Layer, finding.List) {
 		}
 		path := fmt.Sprintf("metadata.annotations[%s]", key)
 		if _, known := byName[name]; !known {
-			found.Errorf(path, "unknown setting annotation %q%s", key, suggest(name))
+			found.Errorf(path, "unknown setting annotation %s%s", quote(key), suggest(name))
 			continue
 		}
 		layer.Values[name] = Raw{Value: annotations[key], Path: path}

@@ -189,13 +189,23 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 		case float64:
 			raw = strconv.FormatFloat(v, 'f', -1, 64)
 		case []any:
-			words := make([]string, len(v))
-			for i, w := range v {
-				words[i] = fmt.Sprint(w)
-			}
 			sep := ","
 			if name == "run-options" {
 				sep = " "
+			}
+			words := make([]string, len(v))
+			split := false
+			for i, w := range v {
+				words[i] = fmt.Sprint(w)
+				// The items are joined for the shared parser: an item
+				// holding the separator would silently become two.
+				if strings.Contains(words[i], sep) {
+					found.Errorf(fmt.Sprintf("spec.%s[%d]", field, i), "must be one item: %q holds %q; make each its own list item", words[i], sep)
+					split = true
+				}
+			}
+			if split {
+				continue
 			}
 			raw = strings.Join(words, sep)
 		default:

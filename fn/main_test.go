@@ -1,0 +1,832 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jobset-flux/jobset-flux/pkg/curve"
+	"github.com/jobset-flux/jobset-flux/pkg/transform"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// testSeed makes the generated CURVE keys reproducible in these tests.
+const testSeed = "hostile-input-test-seed-0123456789abcdef"
+
+// The objects every catalogue case carries besides the bad input: an
+// unrelated Deployment (must come out byte-identical) and a valid Flux
+// JobSet (must still be rendered, unless the whole config is bad).
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+  annotations:
+    flux-framework.org/enabled: "true" # not a JobSet: ignored
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        command: [nginx, -g, "daemon off;"]
+`
+
+const goodJobSet = `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: good
+  namespace: default
+  annotations:
+    flux-framework.org/enabled: "true"
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        completions: 2
+        template:
+          spec:
+            containers:
+            - name: app
+              image: busybox:1.36
+              command: [sh, -c, "echo hello"]
+`
+
+// badJobSet is valid until a case edits it.
+const badJobSet = `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: bad
+  namespace: default
+  annotations:
+    flux-framework.org/enabled: "true"
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 2
+    template:
+      spec:
+        completions: 2
+        template:
+          spec:
+            containers:
+            - name: app
+              image: busybox:1.36
+              command: [sh, -c, 'echo $(hostname)']
+`
+
+// scope says what a bad input is allowed to affect.
+type scope int
+
+const (
+	// Only the bad JobSet is refused: it comes out byte-identical, the
+	// good JobSet is rendered, the Deployment is untouched.
+	scopeJobSet scope = iota
+	// The bad JobSet and an existing CURVE Secret of it are refused.
+	scopeSecret
+	// The function config is bad: nothing is rendered, every item comes
+	// out byte-identical.
+	scopeConfig
+	// The input is not a usable ResourceList: nothing is written to
+	// stdout, stderr says why.
+	scopeList
+	// The input is valid.
+	scopeOK
+)
+
+// edit sets (or with value "~delete" removes) the node at a dotted path
+// of the bad JobSet; numeric parts index lists (the length appends).
+type edit struct{ path, value string }
+
+type hostileCase struct {
+	name string
+	// ann sets annotations on the bad JobSet ("~delete" removes one).
+	ann   map[string]string
+	edits []edit
+	// config is the function config ("" for none).
+	config string
+	// extra items, after the standard ones.
+	extra []string
+	// raw replaces the whole input.
+	raw   string
+	exit  int
+	scope scope
+	// The error result expected: resourceRef kind/name, field path, and a
+	// phrase of the message that says what to change.
+	kind, ref, field, phrase string
+}
+
+func (c hostileCase) refKind() string {
+	if c.kind == "" {
+		return "JobSet"
+	}
+	return c.kind
+}
+
+func (c hostileCase) refName() string {
+	if c.ref == "" && c.scope != scopeConfig {
+		return "bad"
+	}
+	return c.ref
+}
+
+const (
+	rj0  = "spec.replicatedJobs[0]"
+	job0 = rj0 + ".template.spec"
+	pod0 = job0 + ".template.spec"
+	c0   = pod0 + ".containers[0]"
+)
+
+func ann(name string) string { return "metadata.annotations[flux-framework.org/" + name + "]" }
+
+// certWith returns a certificate whose public key belongs to another
+// secret key: it parses, but the keys do not match.
+func mismatchedCert(t *testing.T) string {
+	a, err := curve.Derive([]byte(testSeed), "a/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := curve.Derive([]byte(testSeed), "b/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := a.Certificate("bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(string(cert), a.PublicZ85(), b.PublicZ85(), 1)
+}
+
+func secretDoc(data string) string {
+	return `apiVersion: v1
+kind: Secret
+metadata:
+  name: bad-flux-curve
+  namespace: default
+type: Opaque
+data:
+  curve.cert: ` + data + "\n"
+}
+
+func catalogue(t *testing.T) []hostileCase {
+	const rl = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
+	secondRJ := func(envValue string) edit {
+		return edit{"spec.replicatedJobs.1", `{name: v, replicas: 1, template: {spec: {completions: 1, template: {spec: {containers: [{name: app, image: busybox, command: [sleep, "1"], env: [{name: FLUX_NETWORK_DEVICE, value: "` + envValue + `"}]}]}}}}}`}
+	}
+	return []hostileCase{
+		// The ResourceList itself.
+		{name: "malformed YAML", raw: rl + "items:\n- apiVersion: v1\n  kind: [\n", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "tab-indented YAML", raw: rl + "items:\n\t- kind: ConfigMap\n", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "not a ResourceList", raw: badJobSet, exit: 1, scope: scopeList, phrase: "kind: ResourceList"},
+		{name: "wrong ResourceList kind", raw: "apiVersion: config.kubernetes.io/v1\nkind: ResourceLists\nitems: []\n", exit: 1, scope: scopeList, phrase: "kind: ResourceList"},
+		{name: "wrong ResourceList apiVersion", raw: "apiVersion: config.kubernetes.io/v2\nkind: ResourceList\nitems: []\n", exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
+		{name: "missing ResourceList apiVersion", raw: "kind: ResourceList\nitems: []\n", exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
+		{name: "items is a map", raw: rl + "items: {a: b}\n", exit: 1, scope: scopeList, phrase: "items"},
+		{name: "item is a number", raw: rl + "items: [1]\n", exit: 1, scope: scopeList, phrase: "items"},
+		{name: "empty document", raw: "", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "non-UTF-8 bytes", raw: rl + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: \xff\xfe}\n", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "empty ResourceList", raw: rl + "items: []\n", exit: 0, scope: scopeOK},
+		{name: "ResourceList without items", raw: rl, exit: 0, scope: scopeOK},
+
+		// Missing or null structure.
+		{name: "missing spec", edits: []edit{{"spec", "~delete"}}, exit: 1, field: "spec", phrase: "no spec"},
+		{name: "null spec", edits: []edit{{"spec", "null"}}, exit: 1, field: "spec", phrase: "no spec"},
+		{name: "missing replicatedJobs", edits: []edit{{"spec.replicatedJobs", "~delete"}}, exit: 1, field: "spec.replicatedJobs", phrase: "no replicatedJobs"},
+		{name: "null replicatedJobs", edits: []edit{{"spec.replicatedJobs", "null"}}, exit: 1, field: "spec.replicatedJobs", phrase: "no replicatedJobs"},
+		{name: "empty replicatedJobs", edits: []edit{{"spec.replicatedJobs", "[]"}}, exit: 1, field: "spec.replicatedJobs", phrase: "no replicatedJobs"},
+		{name: "missing Job template", edits: []edit{{"spec.replicatedJobs.0.template", "~delete"}}, exit: 1, field: job0, phrase: "no Job template spec"},
+		{name: "null pod template spec", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec", "null"}}, exit: 1, field: pod0, phrase: "no pod template spec"},
+		{name: "missing containers", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers", "~delete"}}, exit: 1, field: pod0 + ".containers", phrase: "no containers"},
+		{name: "empty containers", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers", "[]"}}, exit: 1, field: pod0 + ".containers", phrase: "no containers"},
+		{name: "missing name", edits: []edit{{"metadata.name", "~delete"}}, exit: 1, ref: "-", field: "metadata.name", phrase: "has no name"},
+
+		// Wrong types.
+		{name: "string replicas", edits: []edit{{"spec.replicatedJobs.0.replicas", `"3"`}}, exit: 1, field: rj0 + ".replicas", phrase: "must be a whole number"},
+		{name: "float completions", edits: []edit{{"spec.replicatedJobs.0.template.spec.completions", `2.5`}}, exit: 1, field: job0 + ".completions", phrase: "must be a whole number"},
+		{name: "list where a map is expected", edits: []edit{{"spec.replicatedJobs.0.template", "[a, b]"}}, exit: 1, field: rj0 + ".template", phrase: "must be a map"},
+		{name: "map where a list is expected", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers", "{name: app, image: busybox}"}}, exit: 1, field: pod0 + ".containers", phrase: "must be a list"},
+		{name: "number in command", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "[sleep, 5]"}}, exit: 1, field: c0 + ".command[1]", phrase: "must be a string (quote it)"},
+		{name: "map in args", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.args", "[{a: b}]"}}, exit: 1, field: c0 + ".args[0]", phrase: "must be a string (quote it)"},
+		{name: "string hostNetwork", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.hostNetwork", `"false"`}}, exit: 1, field: pod0 + ".hostNetwork", phrase: "must be true or false"},
+		{name: "replicatedJob is a string", edits: []edit{{"spec.replicatedJobs.0", `w`}}, exit: 1, field: rj0, phrase: "must be a map"},
+		{name: "annotation value not a string", ann: map[string]string{"flux-framework.org/tasks-per-node": "4"}, edits: []edit{{"metadata.annotations.flux-framework.org/tasks-per-node", "4"}}, exit: 1, field: ann("tasks-per-node"), phrase: "quote it"},
+
+		// Counts.
+		{name: "zero replicas", edits: []edit{{"spec.replicatedJobs.0.replicas", "0"}}, exit: 1, field: rj0 + ".replicas", phrase: "at least 1"},
+		{name: "negative replicas", edits: []edit{{"spec.replicatedJobs.0.replicas", "-3"}}, exit: 1, field: rj0 + ".replicas", phrase: "at least 1"},
+		{name: "replicas beyond int32", edits: []edit{{"spec.replicatedJobs.0.replicas", "3000000000"}}, exit: 1, field: rj0 + ".replicas", phrase: "fits in 32 bits"},
+		{name: "replicas beyond int64", edits: []edit{{"spec.replicatedJobs.0.replicas", "99999999999999999999999"}}, exit: 1, field: rj0 + ".replicas", phrase: "must be a whole number"},
+		{name: "over a million brokers", edits: []edit{{"spec.replicatedJobs.0.replicas", "1001"}, {"spec.replicatedJobs.0.template.spec.completions", "1000"}}, exit: 1, field: rj0, phrase: "split it into several JobSets"},
+		{name: "int32 replicas and completions", edits: []edit{{"spec.replicatedJobs.0.replicas", "2147483647"}, {"spec.replicatedJobs.0.template.spec.completions", "2147483647"}}, exit: 1, field: rj0, phrase: "split it into several JobSets"},
+		{name: "zero completions", edits: []edit{{"spec.replicatedJobs.0.template.spec.completions", "0"}}, exit: 1, field: job0 + ".completions", phrase: "at least 1"},
+		{name: "negative completions", edits: []edit{{"spec.replicatedJobs.0.template.spec.completions", "-2"}}, exit: 1, field: job0 + ".completions", phrase: "at least 1"},
+		{name: "zero parallelism", edits: []edit{{"spec.replicatedJobs.0.template.spec.parallelism", "0"}}, exit: 1, field: job0 + ".parallelism", phrase: "must equal completions (2)"},
+		{name: "parallelism below completions", edits: []edit{{"spec.replicatedJobs.0.template.spec.parallelism", "1"}}, exit: 1, field: job0 + ".parallelism", phrase: "must equal completions (2)"},
+		{name: "negative parallelism alone", edits: []edit{{"spec.replicatedJobs.0.template.spec.completions", "~delete"}, {"spec.replicatedJobs.0.template.spec.parallelism", "-1"}}, exit: 1, field: job0 + ".completions", phrase: "at least 1"},
+		{name: "negative backoffLimit", edits: []edit{{"spec.replicatedJobs.0.template.spec.backoffLimit", "-1"}}, exit: 1, field: job0 + ".backoffLimit", phrase: "must not be negative"},
+
+		// Names and pod shape.
+		{name: "invalid JobSet name", edits: []edit{{"metadata.name", "Bad"}}, exit: 1, ref: "Bad", field: "metadata.name", phrase: "must be a DNS-1035 label"},
+		{name: "replicatedJob name with a comma", edits: []edit{{"spec.replicatedJobs.0.name", "'w,evil-0-0'"}}, exit: 1, field: rj0 + ".name", phrase: "must be a DNS-1035 label"},
+		{name: "replicatedJob name with brackets", edits: []edit{{"spec.replicatedJobs.0.name", "'w[0-9]'"}}, exit: 1, field: rj0 + ".name", phrase: "must be a DNS-1035 label"},
+		{name: "upper-case replicatedJob name", edits: []edit{{"spec.replicatedJobs.0.name", "W"}}, exit: 1, field: rj0 + ".name", phrase: "must be a DNS-1035 label"},
+		{name: "annotation key forging a result line", ann: map[string]string{"flux-framework.org/x\n[error] forged": "1"}, exit: 1, field: "metadata.annotations[flux-framework.org/x\n[error] forged]", phrase: "unknown setting annotation"},
+		{name: "hostname too long", edits: []edit{{"spec.replicatedJobs.0.name", "a-replicated-job-name-that-is-far-too-long-for-a-host"}}, exit: 1, field: "metadata.name", phrase: "shorten the JobSet name"},
+		{name: "invalid subdomain", edits: []edit{{"spec.network", "{subdomain: Bad_Sub}"}}, exit: 1, field: "spec.network.subdomain", phrase: "DNS-1035 label"},
+		{name: "subdomain starting with a digit", edits: []edit{{"spec.network", "{subdomain: 1net}"}}, exit: 1, field: "spec.network.subdomain", phrase: "starting with a letter"},
+		{name: "DNS hostnames off", edits: []edit{{"spec.network", "{enableDNSHostnames: false}"}}, exit: 1, field: "spec.network.enableDNSHostnames", phrase: "set it to true"},
+		{name: "NonIndexed job", edits: []edit{{"spec.replicatedJobs.0.template.spec.completionMode", "NonIndexed"}}, exit: 1, field: job0 + ".completionMode", phrase: "must be Indexed"},
+		{name: "hostNetwork", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.hostNetwork", "true"}}, exit: 1, field: pod0 + ".hostNetwork", phrase: "must be false"},
+		{name: "setHostnameAsFQDN", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.setHostnameAsFQDN", "true"}}, exit: 1, field: pod0 + ".setHostnameAsFQDN", phrase: "must be false"},
+		{name: "restartPolicy Always", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.restartPolicy", "Always"}}, exit: 1, field: pod0 + ".restartPolicy", phrase: "must be Never or OnFailure"},
+		{name: "existing flux-installer init container", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.initContainers", "[{name: flux-installer, image: busybox}]"}}, exit: 1, field: pod0 + ".initContainers[0].name", phrase: "rename yours"},
+		{name: "colliding volume name", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.volumes", "[{name: flux-install, emptyDir: {}}]"}}, exit: 1, field: pod0 + ".volumes[0].name", phrase: "rename yours"},
+		{name: "colliding volumeMount name", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: flux-config, mountPath: /data}]"}}, exit: 1, field: c0 + ".volumeMounts[0].name", phrase: "rename yours"},
+		{name: "mount at /mnt/flux/config", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: cfg, mountPath: /mnt/flux/config}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		{name: "mount at /opt/software/", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: sw, mountPath: /opt/software/}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		{name: "mount above /mnt/flux", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: m, mountPath: /mnt}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		{name: "unknown replicated-jobs", ann: map[string]string{"flux-framework.org/replicated-jobs": "w,workers"}, exit: 1, field: ann("replicated-jobs"), phrase: "list only those"},
+		{name: "unknown container", ann: map[string]string{"flux-framework.org/container": "main"}, exit: 1, field: pod0 + ".containers", phrase: "set flux-framework.org/container to one of them"},
+		{name: "fractional GPUs", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.resources", "{limits: {nvidia.com/gpu: 1500m}}"}}, exit: 1, field: c0 + ".resources.limits[nvidia.com/gpu]", phrase: "whole number of GPUs"},
+		{name: "GPUs that differ across replicatedJobs", edits: []edit{
+			{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.resources", "{limits: {nvidia.com/gpu: 2}}"},
+			{"spec.replicatedJobs.1", `{name: v, template: {spec: {template: {spec: {containers: [{name: app, image: busybox, resources: {limits: {nvidia.com/gpu: 4}}}]}}}}}`}},
+			exit: 1, field: "spec.replicatedJobs[1].template.spec.template.spec.containers[0].resources", phrase: "set flux-framework.org/gpus-per-node"},
+
+		// Every setting, invalid.
+		{name: "invalid view-image", ann: map[string]string{"flux-framework.org/view-image": "Ghcr.io/x:$(id)"}, exit: 1, field: ann("view-image"), phrase: "must be an image reference"},
+		{name: "invalid tasks-per-node", ann: map[string]string{"flux-framework.org/tasks-per-node": "four"}, exit: 1, field: ann("tasks-per-node"), phrase: "must be a whole number from 1 to 4096"},
+		{name: "zero tasks-per-node", ann: map[string]string{"flux-framework.org/tasks-per-node": "0"}, exit: 1, field: ann("tasks-per-node"), phrase: "must be from 1 to 4096"},
+		{name: "invalid cores-per-node", ann: map[string]string{"flux-framework.org/cores-per-node": "99999999999999999999"}, exit: 1, field: ann("cores-per-node"), phrase: "whole number from 1 to 65536"},
+		{name: "invalid gpus-per-node", ann: map[string]string{"flux-framework.org/gpus-per-node": "-1"}, exit: 1, field: ann("gpus-per-node"), phrase: "must be from 0 to 256"},
+		{name: "invalid network-device", ann: map[string]string{"flux-framework.org/network-device": "eth0;reboot"}, exit: 1, field: ann("network-device"), phrase: "must be a network interface name"},
+		{name: "invalid port", ann: map[string]string{"flux-framework.org/port": "65536"}, exit: 1, field: ann("port"), phrase: "must be from 1 to 65535"},
+		{name: "invalid queue-policy", ann: map[string]string{"flux-framework.org/queue-policy": "FCFS"}, exit: 1, field: ann("queue-policy"), phrase: "must be one of fcfs, easy, conservative, hybrid"},
+		{name: "invalid connect-timeout", ann: map[string]string{"flux-framework.org/connect-timeout": "5 s"}, exit: 1, field: ann("connect-timeout"), phrase: "must be a duration like 5s"},
+		{name: "zero connect-timeout", ann: map[string]string{"flux-framework.org/connect-timeout": "0s"}, exit: 1, field: ann("connect-timeout"), phrase: "longer than zero"},
+		{name: "invalid topology", ann: map[string]string{"flux-framework.org/topology": "kary:0"}, exit: 1, field: ann("topology"), phrase: "must be kary:K"},
+		{name: "invalid replicated-jobs", ann: map[string]string{"flux-framework.org/replicated-jobs": "w,,v"}, exit: 1, field: ann("replicated-jobs"), phrase: "comma-separated list of replicatedJob names"},
+		{name: "duplicate replicated-jobs", ann: map[string]string{"flux-framework.org/replicated-jobs": "w,w"}, exit: 1, field: ann("replicated-jobs"), phrase: "twice"},
+		{name: "invalid container", ann: map[string]string{"flux-framework.org/container": "App"}, exit: 1, field: ann("container"), phrase: "must be a container name"},
+		{name: "invalid interactive", ann: map[string]string{"flux-framework.org/interactive": "yes"}, exit: 1, field: ann("interactive"), phrase: `must be "true" or "false"`},
+		{name: "run-options with a newline", ann: map[string]string{"flux-framework.org/run-options": "-o pmi=pmix\n-o x"}, exit: 1, field: ann("run-options"), phrase: "may only contain"},
+		{name: "invalid run-options", ann: map[string]string{"flux-framework.org/run-options": "-o pmi=pmix;id"}, exit: 1, field: ann("run-options"), phrase: "may only contain"},
+		{name: "run-options setting -N", ann: map[string]string{"flux-framework.org/run-options": "-N4"}, exit: 1, field: ann("run-options"), phrase: "must not set -N"},
+		{name: "run-options not an option", ann: map[string]string{"flux-framework.org/run-options": "hostname"}, exit: 1, field: ann("run-options"), phrase: "must start with an option"},
+		{name: "invalid curve-secret", ann: map[string]string{"flux-framework.org/curve-secret": "My_Secret"}, exit: 1, field: ann("curve-secret"), phrase: "must be a Secret name"},
+		{name: "invalid shm-size", ann: map[string]string{"flux-framework.org/shm-size": "lots"}, exit: 1, field: ann("shm-size"), phrase: "must be a size like 1Gi"},
+		{name: "zero shm-size", ann: map[string]string{"flux-framework.org/shm-size": "0"}, exit: 1, field: ann("shm-size"), phrase: "larger than zero"},
+		{name: "unknown setting annotation", ann: map[string]string{"flux-framework.org/task-per-node": "2"}, exit: 1, field: ann("task-per-node"), phrase: `did you mean "tasks-per-node"`},
+		{name: "invalid enabled", ann: map[string]string{"flux-framework.org/enabled": "yes"}, exit: 1, field: ann("enabled"), phrase: `must be "true" or "false"`},
+		{name: "tasks do not divide cores", ann: map[string]string{"flux-framework.org/tasks-per-node": "2", "flux-framework.org/cores-per-node": "3"}, exit: 1, field: ann("cores-per-node"), phrase: "must be a multiple of tasks-per-node"},
+		{name: "tasks do not divide GPUs", ann: map[string]string{"flux-framework.org/tasks-per-node": "2", "flux-framework.org/gpus-per-node": "3"}, exit: 1, field: ann("gpus-per-node"), phrase: "must be a multiple of tasks-per-node"},
+		{name: "interactive false with no command", ann: map[string]string{"flux-framework.org/interactive": "false"}, edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "~delete"}}, exit: 1, field: c0 + ".command", phrase: "give it a command"},
+
+		// The container environment.
+		{name: "FLUX_* env with valueFrom", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", "[{name: FLUX_VIEW_IMAGE, valueFrom: {configMapKeyRef: {name: x, key: y}}}]"}}, exit: 1, field: c0 + ".env[0].value", phrase: "must be a literal value"},
+		{name: "invalid FLUX_* env value", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", `[{name: FLUX_NETWORK_DEVICE, value: "eth0 && id"}]`}}, exit: 1, field: c0 + ".env[0].value", phrase: "must be a network interface name"},
+		{name: "conflicting FLUX_* env across replicatedJobs", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", `[{name: FLUX_NETWORK_DEVICE, value: eth0}]`}, secondRJ("eth1")},
+			exit: 1, field: "spec.replicatedJobs[1].template.spec.template.spec.containers[0].env[0].value", phrase: "the whole instance needs one value"},
+
+		// Objects that collide with what the function generates.
+		{name: "duplicate JobSets", extra: []string{badJobSet}, exit: 1, phrase: "keep one"},
+		{name: "foreign ConfigMap of the generated name", extra: []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad-flux-entrypoint, namespace: default}\ndata: {a: b}\n"},
+			exit: 1, field: "metadata.name", phrase: "rename or remove it"},
+		{name: "curve Secret with bad base64", extra: []string{secretDoc("'not base64!'")}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not valid base64"},
+		{name: "curve Secret that is not a certificate", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte("hello\n")))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not a valid Flux CURVE certificate"},
+		{name: "curve Secret with mismatched keys", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(mismatchedCert(t))))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "delete the Secret"},
+		{name: "curve Secret without the key", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\ndata: {other: YQ==}\n"}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is missing"},
+
+		// The function config.
+		{name: "ConfigMap config with an unknown key", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {tasks-per-nod: \"2\"}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.tasks-per-nod", phrase: `did you mean "tasks-per-node"`},
+		{name: "ConfigMap config with an invalid value", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: \"80;id\"}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.port", phrase: "whole number from 1 to 65535"},
+		{name: "ConfigMap config with a non-string value", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: {a: b}}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.port", phrase: "quote numbers"},
+		{name: "JobSetFlux wrong type", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {tasksPerNode: \"4\"}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.tasksPerNode", phrase: "does not match the schema"},
+		{name: "JobSetFlux unknown field", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {taskPerNode: 4}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.taskPerNode", phrase: "does not match the schema"},
+		{name: "JobSetFlux enum", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {queuePolicy: fifo}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.queuePolicy", phrase: "does not match the schema"},
+		{name: "JobSetFlux valid schema, invalid value", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {networkDevice: \"eth0\\n[x]\"}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.networkDevice", phrase: "must be a network interface name"},
+		{name: "JobSetFlux runOptions item of two words", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {runOptions: [\"-o pmi=pmix\"]}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.runOptions[0]", phrase: "make each its own list item"},
+		{name: "JobSetFlux replicatedJobs item with a comma", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {replicatedJobs: [\"w,v\"]}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.replicatedJobs[0]", phrase: "make each its own list item"},
+		{name: "JobSetFlux wrong apiVersion", config: "apiVersion: fn.flux-framework.org/v1\nkind: JobSetFlux\nmetadata: {name: flux}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "apiVersion", phrase: "must be fn.flux-framework.org/v1alpha1"},
+		{name: "config of another kind", config: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: flux}\n", exit: 1, scope: scopeConfig, kind: "Deployment", ref: "flux", field: "kind", phrase: "must be a ConfigMap or a JobSetFlux"},
+	}
+}
+
+// setPath applies one edit to a YAML node.
+func setPath(t *testing.T, root *yaml.RNode, path, value string) {
+	t.Helper()
+	parts := strings.Split(path, ".")
+	// Annotation keys hold dots: join what follows "annotations".
+	for i, p := range parts {
+		if p == "annotations" && i+1 < len(parts) {
+			parts = append(parts[:i+1], strings.Join(parts[i+1:], "."))
+			break
+		}
+	}
+	n := root.YNode()
+	for i, p := range parts {
+		last := i == len(parts)-1
+		switch n.Kind {
+		case yaml.MappingNode:
+			at := -1
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if n.Content[j].Value == p {
+					at = j
+				}
+			}
+			if last {
+				if value == "~delete" {
+					if at >= 0 {
+						n.Content = append(n.Content[:at], n.Content[at+2:]...)
+					}
+					return
+				}
+				v := parseNode(t, value)
+				if at >= 0 {
+					n.Content[at+1] = v
+				} else {
+					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p}, v)
+				}
+				return
+			}
+			if at < 0 {
+				m := &yaml.Node{Kind: yaml.MappingNode}
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p}, m)
+				n = m
+				continue
+			}
+			n = n.Content[at+1]
+		case yaml.SequenceNode:
+			idx, err := strconv.Atoi(p)
+			if err != nil || idx > len(n.Content) {
+				t.Fatalf("bad edit path %s", path)
+			}
+			if last {
+				v := parseNode(t, value)
+				if idx == len(n.Content) {
+					n.Content = append(n.Content, v)
+				} else {
+					n.Content[idx] = v
+				}
+				return
+			}
+			n = n.Content[idx]
+		default:
+			t.Fatalf("edit path %s crosses a scalar", path)
+		}
+	}
+}
+
+func parseNode(t *testing.T, value string) *yaml.Node {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &doc); err != nil {
+		t.Fatalf("edit value %q: %v", value, err)
+	}
+	if len(doc.Content) == 0 {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+	}
+	return doc.Content[0]
+}
+
+// indentItem turns a YAML document into an entry of a ResourceList's items.
+func indentItem(doc string) string {
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimRight(doc, "\n"), "\n") {
+		if i == 0 {
+			b.WriteString("- " + line + "\n")
+		} else {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	return b.String()
+}
+
+func functionConfig(doc string) string {
+	var b strings.Builder
+	b.WriteString("functionConfig:\n")
+	for _, line := range strings.Split(strings.TrimRight(doc, "\n"), "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	return b.String()
+}
+
+// input builds a case's ResourceList.
+func (c hostileCase) input(t *testing.T) string {
+	if c.raw != "" || c.scope == scopeList || c.scope == scopeOK {
+		return c.raw
+	}
+	bad, err := yaml.Parse(badJobSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range c.ann {
+		if v == "~delete" {
+			setPath(t, bad, "metadata.annotations."+k, v)
+			continue
+		}
+		setPath(t, bad, "metadata.annotations."+k, strconv.Quote(v))
+	}
+	for _, e := range c.edits {
+		setPath(t, bad, e.path, e.value)
+	}
+	var b strings.Builder
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	for _, doc := range append([]string{deployment, goodJobSet, bad.MustString()}, c.extra...) {
+		b.WriteString(indentItem(doc))
+	}
+	if c.config != "" {
+		b.WriteString(functionConfig(c.config))
+	}
+	return b.String()
+}
+
+// runFn runs the command with the test seed and turns a panic into a failure.
+func runFn(t *testing.T, args []string, stdin string) (code int, stdout, stderr string) {
+	t.Helper()
+	t.Setenv(transform.SeedEnv, testSeed)
+	var out, errb bytes.Buffer
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("panic: %v", r)
+			}
+		}()
+		code = run(args, strings.NewReader(stdin), &out, &errb)
+	}()
+	return code, out.String(), errb.String()
+}
+
+// identity is the input as the KRM SDK writes it back with no processing:
+// what an item that the function leaves alone must look like.
+func identity(t *testing.T, in string) map[string]string {
+	t.Helper()
+	rl, err := fn.ParseResourceList([]byte(in))
+	if err != nil {
+		t.Fatalf("identity: %v", err)
+	}
+	out, err := rl.ToYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return itemsByID(t, string(out))
+}
+
+// itemsByID maps Kind/namespace/name to each item's text (a duplicated
+// id gets a #N suffix).
+func itemsByID(t *testing.T, out string) map[string]string {
+	t.Helper()
+	rl, err := fn.ParseResourceList([]byte(out))
+	if err != nil {
+		t.Fatalf("the output is not a ResourceList: %v\n%s", err, out)
+	}
+	m := map[string]string{}
+	for _, it := range rl.Items {
+		id := it.GetKind() + "/" + it.GetNamespace() + "/" + it.GetName()
+		for n := 2; ; n++ {
+			if _, dup := m[id]; !dup {
+				break
+			}
+			id = fmt.Sprintf("%s/%s/%s#%d", it.GetKind(), it.GetNamespace(), it.GetName(), n)
+		}
+		m[id] = it.String()
+	}
+	return m
+}
+
+func TestHostileCatalogue(t *testing.T) {
+	cases := catalogue(t)
+	if len(cases) < 40 {
+		t.Fatalf("the catalogue has %d cases, want at least 40", len(cases))
+	}
+	names := map[string]bool{}
+	for _, c := range cases {
+		if names[c.name] {
+			t.Fatalf("case name %q used twice", c.name)
+		}
+		names[c.name] = true
+		t.Run(c.name, func(t *testing.T) {
+			in := c.input(t)
+			code, stdout, stderr := runFn(t, nil, in)
+			if code != c.exit {
+				t.Fatalf("exit code %d, want %d\nstderr:\n%s", code, c.exit, stderr)
+			}
+			switch c.scope {
+			case scopeList:
+				if stdout != "" {
+					t.Errorf("stdout holds %d bytes for an input that is not a ResourceList", len(stdout))
+				}
+				if !strings.Contains(stderr, c.phrase) {
+					t.Errorf("stderr does not say %q:\n%s", c.phrase, stderr)
+				}
+				return
+			case scopeOK:
+				if _, err := fn.ParseResourceList([]byte(stdout)); err != nil {
+					t.Fatalf("output is not a ResourceList: %v", err)
+				}
+				if strings.Contains(stderr, "[error]") {
+					t.Errorf("stderr has errors:\n%s", stderr)
+				}
+				return
+			}
+			checkErrorResult(t, c, stdout, stderr)
+			checkUntouched(t, c, in, stdout)
+		})
+	}
+}
+
+// checkErrorResult finds the error result the case expects, in the
+// output's results and on stderr.
+func checkErrorResult(t *testing.T, c hostileCase, stdout, stderr string) {
+	t.Helper()
+	rl, err := fn.ParseResourceList([]byte(stdout))
+	if err != nil {
+		t.Fatalf("the output is not a ResourceList: %v", err)
+	}
+	name := c.refName()
+	if name == "-" {
+		name = ""
+	}
+	var found *fn.Result
+	for _, r := range rl.Results {
+		if r.Severity != fn.Error || r.ResourceRef == nil || r.ResourceRef.Kind != c.refKind() || r.ResourceRef.Name != name {
+			continue
+		}
+		if c.field != "" && (r.Field == nil || r.Field.Path != c.field) {
+			continue
+		}
+		if strings.Contains(r.Message, c.phrase) {
+			found = r
+			break
+		}
+	}
+	if found == nil {
+		t.Fatalf("no error result on %s/%s at %q saying %q; results:\n%s", c.refKind(), name, c.field, c.phrase, dumpResults(rl.Results))
+	}
+	line := fmt.Sprintf("[error] %s/%s/", found.ResourceRef.APIVersion, found.ResourceRef.Kind)
+	if found.ResourceRef.Namespace != "" {
+		line += found.ResourceRef.Namespace + "/"
+	}
+	line += found.ResourceRef.Name
+	if c.field != "" {
+		line += " " + c.field
+	}
+	line = oneLine(line + ": " + found.Message)
+	if !strings.Contains(stderr, line+"\n") {
+		t.Errorf("stderr lacks the line %q:\n%s", line, stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if !strings.HasPrefix(l, "[error] ") && !strings.HasPrefix(l, "[warning] ") {
+			t.Errorf("stderr line is not a result: %q", l)
+		}
+	}
+}
+
+func dumpResults(rs fn.Results) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "  %s", r.Severity)
+		if r.ResourceRef != nil {
+			fmt.Fprintf(&b, " %s/%s", r.ResourceRef.Kind, r.ResourceRef.Name)
+		}
+		if r.Field != nil {
+			fmt.Fprintf(&b, " %s", r.Field.Path)
+		}
+		fmt.Fprintf(&b, ": %s\n", r.Message)
+	}
+	return b.String()
+}
+
+// checkUntouched checks that the bad input changed nothing but what it
+// may: the Deployment and the bad JobSet (and, for a bad config, the good
+// JobSet) come out exactly as an identity run writes them.
+func checkUntouched(t *testing.T, c hostileCase, in, out string) {
+	t.Helper()
+	want := identity(t, in)
+	got := itemsByID(t, out)
+	for id, w := range want {
+		if strings.HasPrefix(id, "JobSet/default/good") && c.scope != scopeConfig {
+			continue
+		}
+		if got[id] != w {
+			t.Errorf("%s changed:\n--- want\n%s\n--- got\n%s", id, w, got[id])
+		}
+	}
+	for id := range got {
+		if strings.Contains(id, "/bad-flux-") {
+			if _, inInput := want[id]; !inInput {
+				t.Errorf("%s was generated for the refused JobSet", id)
+			}
+		}
+	}
+	good := got["JobSet/default/good"]
+	if c.scope == scopeConfig {
+		if len(got) != len(want) {
+			t.Errorf("%d items out, %d in: a bad config must render nothing", len(got), len(want))
+		}
+		return
+	}
+	if !strings.Contains(good, "name: flux-installer") {
+		t.Errorf("the valid JobSet was not rendered:\n%s", good)
+	}
+	for _, id := range []string{"ConfigMap/default/good-flux-entrypoint", "Secret/default/good-flux-curve"} {
+		if got[id] == "" {
+			t.Errorf("%s is missing from the output", id)
+		}
+	}
+}
+
+// A run with only the good objects renders and exits 0, and stays
+// byte-identical when run again on its own output (kpt render's rule).
+func TestGoodInputIsIdempotent(t *testing.T) {
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(deployment) + indentItem(goodJobSet)
+	code, out, stderr := runFn(t, nil, in)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, again, stderr := runFn(t, nil, out)
+	if code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, stderr)
+	}
+	if again != out {
+		t.Errorf("the second run changed the output")
+	}
+}
+
+// Standalone mode fails on every kind of bad input without writing any
+// YAML, and names the problem on stderr.
+func TestStandaloneHostile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("bad.yaml", strings.Replace(badJobSet, "replicas: 2", "replicas: \"2\"", 1))
+	good := write("good.yaml", deployment+"---\n"+goodJobSet)
+	broken := write("broken.yaml", "kind: [\n")
+	cfg := write("config.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f}\ndata: {prot: \"1\"}\n")
+	two := write("two.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stdin  string
+		exit   int
+		phrase string
+	}{
+		{"bad JobSet file", []string{good, bad}, "", 1, "[error] jobset.x-k8s.io/v1alpha2/JobSet/default/bad spec.replicatedJobs[0].replicas: must be a whole number"},
+		{"malformed file", []string{broken}, "", 1, "broken.yaml"},
+		{"missing file", []string{filepath.Join(dir, "nope.yaml")}, "", 2, "no such file"},
+		{"bad config", []string{"--config", cfg, good}, "", 1, `did you mean "port"`},
+		{"config with two objects", []string{"--config", two, good}, "", 2, "want exactly one"},
+		{"unknown flag", []string{"--nope"}, "", 2, "flag provided but not defined"},
+		{"malformed stdin", []string{"--config", cfg}, "a: [\n", 1, "<stdin>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := runFn(t, tc.args, tc.stdin)
+			if code != tc.exit {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.exit, stderr)
+			}
+			if out != "" {
+				t.Errorf("stdout is not empty on failure:\n%s", out)
+			}
+			if !strings.Contains(stderr, tc.phrase) {
+				t.Errorf("stderr lacks %q:\n%s", tc.phrase, stderr)
+			}
+		})
+	}
+}
+
+// The key seed's own problems are reported, never the seed.
+func TestSeedProblems(t *testing.T) {
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+	t.Run("too short", func(t *testing.T) {
+		t.Setenv(transform.SeedEnv, "short-secret")
+		var out, errb bytes.Buffer
+		code := run(nil, strings.NewReader(in), &out, &errb)
+		if code != exitProblem || !strings.Contains(errb.String(), "at least 32 bytes") || strings.Contains(errb.String(), "short-secret") {
+			t.Errorf("exit %d, stderr %q", code, errb.String())
+		}
+	})
+	t.Run("both set", func(t *testing.T) {
+		t.Setenv(transform.SeedEnv, testSeed)
+		t.Setenv(transform.SeedFileEnv, "/nonexistent")
+		var out, errb bytes.Buffer
+		if code := run(nil, strings.NewReader(in), &out, &errb); code != exitProblem || !strings.Contains(errb.String(), "set one") {
+			t.Errorf("exit %d, stderr %q", code, errb.String())
+		}
+	})
+}
+
+// Key material (the Z85 keys of the certificate) appears only in the
+// Secret's base64 data: never in plain text on stdout, nor on stderr,
+// nor in the results or the ConfigMap, also with -v in standalone mode.
+func TestKeyMaterialStaysInTheSecret(t *testing.T) {
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(goodJobSet) +
+		// A bad JobSet alongside, so that error results are produced too.
+		indentItem(strings.Replace(badJobSet, "replicas: 2", "replicas: 0", 1))
+	code, out, stderr := runFn(t, nil, in)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	keys, err := curve.Derive([]byte(testSeed), "default/good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretKey, publicKey := keys.SecretZ85(), keys.PublicZ85()
+	rl, err := fn.ParseResourceList([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawSecret bool
+	for _, it := range rl.Items {
+		text := it.String()
+		if it.GetKind() == "Secret" {
+			sawSecret = true
+			if _, has, _ := it.NestedStringMap("stringData"); has {
+				t.Errorf("the Secret uses stringData")
+			}
+			data, _, _ := it.NestedString("data", "curve.cert")
+			cert, err := base64.StdEncoding.DecodeString(data)
+			if err != nil || !strings.Contains(string(cert), secretKey) {
+				t.Errorf("the Secret does not hold the derived certificate in data")
+			}
+		}
+		for _, k := range []string{secretKey, publicKey} {
+			if strings.Contains(text, k) {
+				t.Errorf("%s %s holds key material in plain text", it.GetKind(), it.GetName())
+			}
+		}
+	}
+	if !sawSecret {
+		t.Fatal("no Secret generated")
+	}
+	for _, k := range []string{secretKey, publicKey, testSeed} {
+		if strings.Contains(out, k) || strings.Contains(stderr, k) {
+			t.Errorf("key material or the seed appears in stdout/stderr")
+		}
+	}
+	for _, r := range rl.Results {
+		for _, k := range []string{secretKey, publicKey} {
+			if strings.Contains(r.Message, k) || r.Field != nil && (fmt.Sprint(r.Field.CurrentValue) == k) {
+				t.Errorf("a result holds key material")
+			}
+		}
+	}
+
+	// Standalone, verbose.
+	dir := t.TempDir()
+	f := filepath.Join(dir, "js.yaml")
+	if err := os.WriteFile(f, []byte(goodJobSet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runFn(t, []string{"-v", f}, "")
+	if code != 0 {
+		t.Fatalf("standalone exit %d: %s", code, stderr)
+	}
+	for _, k := range []string{secretKey, publicKey, testSeed} {
+		if strings.Contains(out, k) || strings.Contains(stderr, k) {
+			t.Errorf("key material appears in standalone stdout/stderr")
+		}
+	}
+}
+
+// A broken existing Secret is reported without echoing its content.
+func TestBrokenSecretNotEchoed(t *testing.T) {
+	// A certificate whose public key is off by one character: the secret
+	// key in it is real-looking key material and must not be printed.
+	cert := mismatchedCert(t)
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(badJobSet) +
+		indentItem(secretDoc(base64.StdEncoding.EncodeToString([]byte(cert))))
+	code, out, stderr := runFn(t, nil, in)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	rl, err := fn.ParseResourceList([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(cert, "\n") {
+		_, key, ok := strings.Cut(line, "-key = ")
+		if !ok {
+			continue
+		}
+		key = strings.Trim(key, `"`)
+		if strings.Contains(stderr, key) || strings.Contains(dumpResults(rl.Results), key) {
+			t.Errorf("a key of the broken Secret is echoed")
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package settings_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+)
+
+// Every setting's validator, on values users write and values they
+// should not: each rejection says what a valid value looks like.
+func TestCheck(t *testing.T) {
+	long := strings.Repeat("9", 1<<20)
+	cases := map[string]struct {
+		good []string
+		bad  map[string]string // value -> phrase of the error
+	}{
+		"view-image": {
+			good: []string{"ghcr.io/converged-computing/flux-view-ubuntu:tag-noble", "localhost:5000/view:1", "view", "a/b/c@sha256:" + strings.Repeat("a", 64), "ghcr.io/x/y:tag@sha256:" + strings.Repeat("0", 64)},
+			bad: map[string]string{
+				"":                    "must be an image reference",
+				"Ghcr.io/X/Y":         "must be an image reference",
+				"view:$(id)":          "must be an image reference",
+				"view;id":             "must be an image reference",
+				"view\nid":            "must be an image reference",
+				" view":               "must be an image reference",
+				"view:" + long:        "must be an image reference",
+				"vіew":                "must be an image reference", // Cyrillic i
+				"view@sha256:abc":     "must be an image reference",
+				"https://ghcr.io/x/y": "must be an image reference",
+			},
+		},
+		"tasks-per-node": {
+			good: []string{"1", "4", "4096"},
+			bad:  map[string]string{"0": "from 1 to 4096", "4097": "from 1 to 4096", "-1": "from 1 to 4096", "+4": "whole number", " 4": "whole number", "4 ": "whole number", "4.0": "whole number", "0x4": "whole number", "４": "whole number", "": "whole number", long: "whole number"},
+		},
+		"cores-per-node": {
+			good: []string{"1", "64", "65536"},
+			bad:  map[string]string{"0": "from 1 to 65536", "65537": "from 1 to 65536", "1e3": "whole number", "99999999999999999999": "whole number"},
+		},
+		"gpus-per-node": {
+			good: []string{"0", "1", "8", "256"},
+			bad:  map[string]string{"-1": "from 0 to 256", "257": "from 0 to 256", "one": "whole number", "1\n": "whole number"},
+		},
+		"network-device": {
+			good: []string{"eth0", "*", "ib0", "enp0s31f6", "bond0.100", "net_1", "abcdefghijklmno"},
+			bad: map[string]string{
+				"":                 "network interface name",
+				"abcdefghijklmnop": "network interface name", // 16 > IFNAMSIZ-1
+				"eth0;id":          "network interface name",
+				"eth%p":            "network interface name",
+				"%h":               "network interface name",
+				"еth0":             "network interface name", // Cyrillic e
+				"eth\u200b0":       "network interface name",
+				"eth0 ":            "network interface name",
+				"**":               "network interface name",
+				"-eth0":            "network interface name",
+				"eth/0":            "network interface name",
+			},
+		},
+		"port": {
+			good: []string{"1", "8050", "65535"},
+			bad:  map[string]string{"0": "from 1 to 65535", "65536": "from 1 to 65535", "80;id": "whole number", "８０５０": "whole number", "": "whole number"},
+		},
+		"queue-policy": {
+			good: []string{"fcfs", "easy", "conservative", "hybrid"},
+			bad:  map[string]string{"FCFS": "one of fcfs, easy, conservative, hybrid", "fifo": "one of", " fcfs": "one of", "": "one of"},
+		},
+		"connect-timeout": {
+			good: []string{"5s", "500ms", "1.5m", "1h", "2d", "30", "0.5s"},
+			bad:  map[string]string{"0s": "longer than zero", "0": "longer than zero", "5 s": "duration like 5s", "-5s": "duration like 5s", "5sec": "duration like 5s", "1e3s": "duration like 5s", "5s;id": "duration like 5s", "": "duration like 5s", "1234567890s": "duration like 5s"},
+		},
+		"topology": {
+			good: []string{"kary:1", "kary:256", "kary:65536", "binomial"},
+			bad:  map[string]string{"kary:0": "kary:K", "kary:65537": "kary:K", "kary:08": "kary:K", "kary:": "kary:K", "kary:2 ": "kary:K", "mincrit": "kary:K", "Binomial": "kary:K", "kary:+2": "kary:K"},
+		},
+		"replicated-jobs": {
+			good: []string{"w", "driver,workers", "a, b", "a-1"},
+			bad:  map[string]string{"": "comma-separated list", "a,,b": "comma-separated list", "A": "comma-separated list", "1a": "comma-separated list", "a,a": "twice", "a;b": "comma-separated list", "a\nb": "comma-separated list"},
+		},
+		"container": {
+			good: []string{"app", "a", "main-1", "1app"},
+			bad:  map[string]string{"": "container name", "App": "container name", "app_1": "container name", "app.x": "container name", strings.Repeat("a", 64): "container name"},
+		},
+		"interactive": {
+			good: []string{"true", "false"},
+			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "1": `"true" or "false"`, "": `"true" or "false"`, "true ": `"true" or "false"`},
+		},
+		"run-options": {
+			good: []string{"", "-o pmi=pmix", "--exclusive", "-o cpu-affinity=per-task -o gpu-affinity=per-task", "--setattr=a.b=c", "-t 1h", "-N-not"},
+			bad: map[string]string{
+				"-o pmi=pmix;id":          "may only contain",
+				"-o $(id)":                "may only contain",
+				"-o 'x'":                  "may only contain",
+				"-o\tx":                   "may only contain",
+				"-o x\n":                  "may only contain",
+				"-o x\r":                  "may only contain",
+				"-o %h":                   "may only contain",
+				"hostname":                "must start with an option",
+				"-N 2":                    "must not set -N",
+				"-N2":                     "must not set -N",
+				"--nodes=2":               "must not set --nodes",
+				"-n 4":                    "must not set -n",
+				"-g1":                     "must not set -g",
+				"--gpus-per-task=1":       "must not set --gpus-per-task",
+				"-o x -- y":               `must not contain "--"`,
+				strings.Repeat("-x ", 65): "at most 64",
+			},
+		},
+		"curve-secret": {
+			good: []string{"my-secret", "a.b-c", "x"},
+			bad:  map[string]string{"": "Secret name", "My_Secret": "Secret name", "a/b": "Secret name", strings.Repeat("a", 254): "Secret name"},
+		},
+		"shm-size": {
+			good: []string{"1Gi", "512Mi", "1G", "100M", "1"},
+			bad:  map[string]string{"0": "larger than zero", "-1Gi": "larger than zero", "lots": "size like 1Gi", "1 Gi": "size like 1Gi", "": "size like 1Gi", long: "size like 1Gi", "1Gi;id": "size like 1Gi"},
+		},
+	}
+	names := settings.Names()
+	if len(names) != len(cases) {
+		t.Errorf("%d settings, %d tested", len(names), len(cases))
+	}
+	for _, name := range names {
+		c, ok := cases[name]
+		if !ok {
+			t.Errorf("setting %s is not tested", name)
+			continue
+		}
+		for _, v := range c.good {
+			if err := settings.Check(name, v); err != nil {
+				t.Errorf("%s=%q: %v", name, v, err)
+			}
+		}
+		for v, phrase := range c.bad {
+			start := time.Now()
+			err := settings.Check(name, v)
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("%s: checking a %d-byte value took %v", name, len(v), d)
+			}
+			if err == nil {
+				t.Errorf("%s=%q accepted", name, v)
+				continue
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, phrase) {
+				t.Errorf("%s=%q: %q does not say %q", name, v, msg, phrase)
+			}
+			if strings.ContainsFunc(msg, unicode.IsControl) || len(msg) > 1024 {
+				t.Errorf("%s: the message holds a control character or is %d bytes long: %q", name, len(msg), msg[:min(len(msg), 200)])
+			}
+		}
+	}
+}
+
+// Unknown names get a suggestion when one is close, and are never echoed
+// at length.
+func TestUnknownNames(t *testing.T) {
+	err := settings.Check("task-per-node", "2")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "tasks-per-node"`) {
+		t.Errorf("got %v", err)
+	}
+	err = settings.Check("zzzzzzzzzzzzzzzzz", "2")
+	if err == nil || !strings.Contains(err.Error(), "known settings: view-image") {
+		t.Errorf("got %v", err)
+	}
+	long := strings.Repeat("x", 1<<20) + "\n[error] forged"
+	if err := settings.Check(long, "1"); err == nil || len(err.Error()) > 2048 || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a long unknown name is echoed: %d bytes", len(err.Error()))
+	}
+	_, found := settings.AnnotationLayer(map[string]string{settings.AnnotationPrefix + long: "1"})
+	if len(found) != 1 || len(found[0].Message) > 2048 || strings.Contains(found[0].Message, "\n") {
+		t.Errorf("a long unknown annotation is echoed: %+v", found)
+	}
+}
+
+// Later layers win; an invalid value is an error at its own path and the
+// setting keeps the value of the layer below.
+func TestResolveLayers(t *testing.T) {
+	config := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{
+		"port":           {Value: "9000", Path: "data.port"},
+		"network-device": {Value: "ib0", Path: "data.network-device"},
+	}}
+	env := settings.Layer{Kind: settings.FromEnv, Values: map[string]settings.Raw{
+		"network-device": {Value: "eth1", Path: "spec.env[0].value"},
+	}}
+	ann := settings.Layer{Kind: settings.FromAnnotation, Values: map[string]settings.Raw{
+		"port":      {Value: "70000", Path: "metadata.annotations[flux-framework.org/port]"},
+		"topology":  {Value: "binomial", Path: "metadata.annotations[flux-framework.org/topology]"},
+		"not-there": {Value: "x", Path: "metadata.annotations[flux-framework.org/not-there]"},
+	}}
+	s, found := settings.Resolve(config, env, ann)
+	if s.Port != 9000 || s.NetworkDevice != "eth1" || s.Topology != "binomial" || s.QueuePolicy != "fcfs" {
+		t.Errorf("resolved %+v", s)
+	}
+	if s.Origin("network-device") != "spec.env[0].value" || s.Origin("port") != "data.port" || s.Origin("queue-policy") != "" {
+		t.Errorf("origins: %q %q %q", s.Origin("network-device"), s.Origin("port"), s.Origin("queue-policy"))
+	}
+	var paths []string
+	for _, f := range found {
+		paths = append(paths, f.Path)
+		if f.Path == "metadata.annotations[flux-framework.org/port]" && (f.Current != "70000" || !strings.Contains(f.Message, "invalid port from the annotation")) {
+			t.Errorf("port finding: %+v", f)
+		}
+	}
+	slices.Sort(paths)
+	if want := []string{"metadata.annotations[flux-framework.org/not-there]", "metadata.annotations[flux-framework.org/port]"}; !slices.Equal(paths, want) {
+		t.Errorf("findings at %q, want %q", paths, want)
+	}
+}
+
+// Annotations outside the prefix are ignored; the enabled marker is not a
+// setting; every other name under the prefix must be known.
+func TestAnnotationLayer(t *testing.T) {
+	layer, found := settings.AnnotationLayer(map[string]string{
+		settings.EnabledAnnotation:          "true",
+		"example.com/port":                  "x",
+		settings.AnnotationPrefix + "port":  "8051",
+		settings.AnnotationPrefix + "ports": "8051",
+		settings.AnnotationPrefix + "Port":  "8051",
+		"flux-framework.org.evil/port":      "x",
+	})
+	if len(layer.Values) != 1 || layer.Values["port"].Value != "8051" {
+		t.Errorf("values %+v", layer.Values)
+	}
+	if len(found) != 2 {
+		t.Errorf("findings %+v", found)
+	}
+	for _, f := range found {
+		if !strings.Contains(f.Message, `did you mean "port"`) {
+			t.Errorf("no suggestion: %s", f.Message)
+		}
+	}
+}
+
+// The JobSetFlux fields and the setting names map one to one.
+func TestFieldNames(t *testing.T) {
+	for _, name := range settings.Names() {
+		field := settings.FieldName(name)
+		back, ok := settings.NameOfField(field)
+		if field == "" || !ok || back != name {
+			t.Errorf("%s -> %q -> %q", name, field, back)
+		}
+	}
+	if _, ok := settings.NameOfField("taskPerNode"); ok {
+		t.Error("an unknown field resolves")
+	}
+	for env, name := range settings.EnvNames {
+		if !strings.HasPrefix(env, "FLUX_") || !slices.Contains(settings.Names(), name) {
+			t.Errorf("env %s -> %s", env, name)
+		}
+	}
+}
+
+// The defaults are valid values of their settings.
+func TestDefaultsValid(t *testing.T) {
+	d := settings.Defaults()
+	for name, v := range map[string]string{
+		"view-image": d.ViewImage, "network-device": d.NetworkDevice, "queue-policy": d.QueuePolicy,
+		"connect-timeout": d.ConnectTimeout, "topology": d.Topology,
+	} {
+		if err := settings.Check(name, v); err != nil {
+			t.Errorf("default %s=%q: %v", name, v, err)
+		}
+	}
+	if d.Port < 1 || d.Port > 65535 {
+		t.Errorf("default port %d", d.Port)
+	}
+}

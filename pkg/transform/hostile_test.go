@@ -1,0 +1,896 @@
+package transform_test
+
+// Hostile input through the Processor: injection payloads in every value
+// a user controls, the instance-size limits, and the security properties
+// of the output. The catalogue of malformed inputs, run through the
+// command, is in fn/main_test.go.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/pelletier/go-toml/v2"
+
+	jobsetflux "github.com/jobset-flux/jobset-flux"
+	"github.com/jobset-flux/jobset-flux/pkg/curve"
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/transform"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// hSeed is public: it only makes these tests' keys reproducible.
+const hSeed = "hostile-transform-seed-0123456789abcdef"
+
+func hProcessor(t testing.TB) *transform.Processor {
+	t.Helper()
+	p, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: []byte(hSeed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hJobSet describes a JobSet; the zero value of a field means a harmless default.
+type hJobSet struct {
+	name, namespace, rjName, container, subdomain string
+	replicas, completions                         int
+	ann                                           map[string]string
+	env                                           map[string]string
+	command, args                                 []string
+	podSecurity, containerSecurity                map[string]any
+}
+
+func (j hJobSet) object() map[string]any {
+	or := func(v, d string) string {
+		if v == "" {
+			return d
+		}
+		return v
+	}
+	ann := map[string]any{settings.EnabledAnnotation: "true"}
+	for k, v := range j.ann {
+		ann[k] = v
+	}
+	container := map[string]any{"name": or(j.container, "app"), "image": "busybox:1.36"}
+	if j.command != nil {
+		container["command"] = j.command
+	} else {
+		container["command"] = []string{"sleep", "1"}
+	}
+	if j.args != nil {
+		container["args"] = j.args
+	}
+	var env []any
+	for _, k := range slices.Sorted(mapKeys(j.env)) {
+		env = append(env, map[string]any{"name": k, "value": j.env[k]})
+	}
+	if env != nil {
+		container["env"] = env
+	}
+	if j.containerSecurity != nil {
+		container["securityContext"] = j.containerSecurity
+	}
+	pod := map[string]any{"containers": []any{container}}
+	if j.podSecurity != nil {
+		pod["securityContext"] = j.podSecurity
+	}
+	replicas, completions := j.replicas, j.completions
+	if replicas == 0 {
+		replicas = 1
+	}
+	if completions == 0 {
+		completions = 2
+	}
+	meta := map[string]any{"name": or(j.name, "js"), "annotations": ann}
+	if j.namespace != "" {
+		meta["namespace"] = j.namespace
+	}
+	spec := map[string]any{"replicatedJobs": []any{map[string]any{
+		"name":     or(j.rjName, "w"),
+		"replicas": replicas,
+		"template": map[string]any{"spec": map[string]any{
+			"completions": completions,
+			"template":    map[string]any{"spec": pod},
+		}},
+	}}}
+	if j.subdomain != "" {
+		spec["network"] = map[string]any{"subdomain": j.subdomain}
+	}
+	return map[string]any{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta, "spec": spec}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// hList marshals a ResourceList with the given items and config (nil for none).
+func hList(t testing.TB, config map[string]any, items ...map[string]any) []byte {
+	t.Helper()
+	anyItems := make([]any, len(items))
+	for i, it := range items {
+		anyItems[i] = it
+	}
+	rl := map[string]any{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": anyItems}
+	if config != nil {
+		rl["functionConfig"] = config
+	}
+	b, err := yaml.Marshal(rl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// hRun is the command's KRM path: parse, process, write.
+func hRun(t testing.TB, p *transform.Processor, in []byte) (*fn.ResourceList, bool, []byte) {
+	t.Helper()
+	rl, err := fn.ParseResourceList(in)
+	if err != nil {
+		t.Fatalf("parsing the input: %v", err)
+	}
+	ok, err := p.Process(rl)
+	if err != nil {
+		t.Fatalf("Process: %v", err)
+	}
+	out, err := rl.ToYAML()
+	if err != nil {
+		t.Fatalf("writing the output: %v", err)
+	}
+	return rl, ok, out
+}
+
+func hFind(rl *fn.ResourceList, kind, name string) *fn.KubeObject {
+	for _, it := range rl.Items {
+		if it.GetKind() == kind && it.GetName() == name {
+			return it
+		}
+	}
+	return nil
+}
+
+func hErrors(rl *fn.ResourceList) []*fn.Result {
+	var errs []*fn.Result
+	for _, r := range rl.Results {
+		if r.Severity == fn.Error {
+			errs = append(errs, r)
+		}
+	}
+	return errs
+}
+
+// hPayloads are values that try to escape from where they are written.
+func hPayloads() map[string]string {
+	return map[string]string{
+		"command substitution": "$(id)",
+		"backticks":            "`id`",
+		"semicolon":            "x;id",
+		"pipe":                 "x|id",
+		"ampersand":            "x&id",
+		"redirect":             "x>/etc/passwd",
+		"variable":             "${PATH}",
+		"newline":              "x\nid",
+		"carriage return":      "x\rid",
+		"tab":                  "x\tid",
+		"NUL":                  "x\x00id",
+		"single quote":         "x'id'",
+		"double quote":         `x"id"`,
+		"backslash":            `x\id`,
+		"TOML table":           "\"]\n[bootstrap]",
+		"TOML literal table":   "']\n[bootstrap]\nx='",
+		"TOML key":             "x\"\ncurve_cert = \"/tmp/evil",
+		"percent h":            "%h",
+		"percent p":            "%p",
+		"double percent":       "%%",
+		"Cyrillic e":           "\u0435th0",
+		"fullwidth digits":     "\uff18\uff10\uff15\uff10",
+		"zero-width space":     "eth\u200b0",
+		"right-to-left mark":   "eth0\u200f",
+		"glob":                 "*.*",
+		"space":                "x id",
+		"leading dash":         "--help",
+		"very long":            strings.Repeat("a", 1<<20),
+	}
+}
+
+// hValid is a valid value of every setting, to prefix or suffix payloads with.
+var hValid = map[string]string{
+	"view-image":      "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
+	"tasks-per-node":  "2",
+	"cores-per-node":  "4",
+	"gpus-per-node":   "0",
+	"network-device":  "eth0",
+	"port":            "8050",
+	"queue-policy":    "easy",
+	"connect-timeout": "5s",
+	"topology":        "kary:64",
+	"replicated-jobs": "w",
+	"container":       "app",
+	"interactive":     "false",
+	"run-options":     "-o pmi=pmix",
+	"curve-secret":    "my-secret",
+	"shm-size":        "1Gi",
+}
+
+// hUnsafe are the characters no accepted setting value may hold: they
+// mean something to a shell, to TOML, or to a bootstrap URI template.
+func hUnsafe(v string) (rune, bool) {
+	for _, r := range v {
+		if r < ' ' || r == 0x7f || r > unicode.MaxASCII || strings.ContainsRune("'\"$`;|&<>(){}\\%!#~", r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// hOutsideQuotes returns the parts of a bash script outside single
+// quotes and outside comment lines: where a value would be interpreted.
+func hOutsideQuotes(script string) string {
+	var out strings.Builder
+	for _, line := range strings.Split(script, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		inSingle, inDouble := false, false
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case inSingle:
+				if c == '\'' {
+					inSingle = false
+				}
+				continue
+			case c == '\\' && i+1 < len(line):
+				out.WriteByte(c)
+				out.WriteByte(line[i+1])
+				i++
+				continue
+			case c == '"':
+				inDouble = !inDouble
+			case c == '\'' && !inDouble:
+				inSingle = true
+				out.WriteString("''")
+				continue
+			}
+			out.WriteByte(c)
+		}
+		out.WriteByte('\n')
+	}
+	return out.String()
+}
+
+// hOutsideTOMLStrings returns a TOML document without its string values
+// (single-line basic and literal strings, which is all the templates write).
+func hOutsideTOMLStrings(doc string) string {
+	var out strings.Builder
+	for _, line := range strings.Split(doc, "\n") {
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch c {
+			case '\'':
+				j := strings.IndexByte(line[i+1:], '\'')
+				if j < 0 {
+					out.WriteString(line[i:])
+					i = len(line)
+					continue
+				}
+				out.WriteString("''")
+				i += j + 1
+				continue
+			case '"':
+				j := i + 1
+				for j < len(line) && line[j] != '"' {
+					if line[j] == '\\' {
+						j++
+					}
+					j++
+				}
+				out.WriteString(`""`)
+				i = j
+				continue
+			}
+			out.WriteByte(c)
+		}
+		out.WriteByte('\n')
+	}
+	return out.String()
+}
+
+// hCheckFiles checks the generated files of an accepted render: the
+// payload appears in no script outside single quotes, in no TOML outside a
+// string, broker.toml parses with go-toml and has exactly the expected
+// structure, and bash accepts both scripts.
+func hCheckFiles(t *testing.T, cm *fn.KubeObject, payload string, baseline map[string]string) {
+	t.Helper()
+	data, _, err := cm.NestedStringMap("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	needle := payload
+	// more reports whether the payload occurs more often than in the
+	// files of a plain JobSet (the templates' own "${PATH}" or "%p").
+	more := func(text, base string) bool {
+		return len(needle) > 1 && strings.Count(text, needle) > strings.Count(base, needle)
+	}
+	for _, key := range []string{plan.InitScript, plan.EntrypointScript} {
+		script := data[key]
+		if more(hOutsideQuotes(script), hOutsideQuotes(baseline[key])) {
+			t.Errorf("%s holds the payload %q outside single quotes", key, short(needle))
+		}
+		if bash, err := exec.LookPath("bash"); err == nil {
+			cmd := exec.Command(bash, "-n")
+			cmd.Stdin = strings.NewReader(script)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("bash -n %s: %v\n%s", key, err, out)
+			}
+		}
+	}
+	broker := data[plan.BrokerConfig]
+	if more(hOutsideTOMLStrings(broker), hOutsideTOMLStrings(baseline[plan.BrokerConfig])) {
+		t.Errorf("broker.toml holds the payload %q outside a string", short(needle))
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal([]byte(broker), &doc); err != nil {
+		t.Fatalf("broker.toml does not parse: %v\n%s", err, broker)
+	}
+	hCheckKeys(t, "", doc, map[string][]string{
+		"":                       {"bootstrap", "resource", "sched-fluxion-qmanager", "access"},
+		"bootstrap":              {"curve_cert", "default_port", "default_bind", "default_connect", "hosts"},
+		"bootstrap.hosts":        {"host"},
+		"resource":               {"noverify", "config"},
+		"resource.config":        {"hosts", "cores", "gpus"},
+		"sched-fluxion-qmanager": {"queue-policy"},
+		"access":                 {"allow-root-owner", "allow-guest-user"},
+	})
+	bootstrap := doc["bootstrap"].(map[string]any)
+	if bootstrap["curve_cert"] != plan.CertPath {
+		t.Errorf("curve_cert is %v", bootstrap["curve_cert"])
+	}
+}
+
+// hCheckKeys walks a parsed TOML document and fails on any key that the
+// templates do not write (an injected table or key).
+func hCheckKeys(t *testing.T, path string, v any, allowed map[string][]string) {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if !slices.Contains(allowed[path], k) {
+				t.Errorf("broker.toml has an unexpected key %q in %q", k, path)
+				continue
+			}
+			hCheckKeys(t, strings.TrimPrefix(path+"."+k, "."), child, allowed)
+		}
+	case []any:
+		for _, child := range v {
+			hCheckKeys(t, path, child, allowed)
+		}
+	}
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// hOutcome runs one JobSet (and config) and checks the invariants that
+// hold whether the input is accepted or refused. It returns the
+// generated ConfigMap, or nil when the JobSet was refused.
+func hOutcome(t *testing.T, p *transform.Processor, js hJobSet, config map[string]any, payload string, baseline map[string]string) *fn.KubeObject {
+	t.Helper()
+	obj := js.object()
+	in := hList(t, config, obj)
+	before, err := fn.ParseResourceList(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, ok, out := hRun(t, p, in)
+	errs := hErrors(rl)
+	if ok != (len(errs) == 0) {
+		t.Fatalf("Process returned %v with %d errors", ok, len(errs))
+	}
+	for _, r := range rl.Results {
+		if strings.ContainsFunc(r.Message, unicode.IsControl) {
+			t.Errorf("a result message holds a control character: %q", short(r.Message))
+		}
+		if len(r.Message) > 2048 {
+			t.Errorf("a result message is %d bytes long", len(r.Message))
+		}
+	}
+	name := before.Items[0].GetName()
+	got := hFind(rl, "JobSet", name)
+	cm := hFind(rl, "ConfigMap", name+plan.ConfigMapSuffix)
+	if !ok {
+		if got == nil || got.String() != before.Items[0].String() {
+			t.Errorf("the refused JobSet changed")
+		}
+		if cm != nil || len(rl.Items) != 1 {
+			t.Errorf("objects were generated for a refused JobSet")
+		}
+		return nil
+	}
+	if cm == nil {
+		t.Fatalf("accepted but no ConfigMap:\n%s", out)
+	}
+	hCheckFiles(t, cm, payload, baseline)
+	// Nothing outside the ConfigMap's files is ever written into a script,
+	// and the JobSet's own values stay exactly as they were (YAML-quoted).
+	if _, err := fn.ParseResourceList(out); err != nil {
+		t.Fatalf("the output does not parse back: %v", err)
+	}
+	return cm
+}
+
+// hBaseline returns the files of a plain JobSet.
+func hBaseline(t *testing.T, p *transform.Processor) map[string]string {
+	t.Helper()
+	rl, ok, _ := hRun(t, p, hList(t, nil, hJobSet{}.object()))
+	if !ok {
+		t.Fatal(hDump(rl))
+	}
+	data, _, err := hFind(rl, "ConfigMap", "js"+plan.ConfigMapSuffix).NestedStringMap("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// Every setting, from every source, with every payload alone and glued to
+// a valid value: refused with an error that does not echo control
+// characters, or accepted with a value that is safe everywhere it goes.
+func TestInjectionIntoSettings(t *testing.T) {
+	p := hProcessor(t)
+	baseline := hBaseline(t, p)
+	payloads := hPayloads()
+	accepted := 0
+	for _, name := range settings.Names() {
+		for pname, payload := range payloads {
+			if len(payload) > 1000 {
+				continue // TestMegabyteValues
+			}
+			variants := map[string]string{
+				"alone":                payload,
+				"after a valid value":  hValid[name] + payload,
+				"before a valid value": payload + hValid[name],
+			}
+			for vname, value := range variants {
+				sources := map[string]func() (hJobSet, map[string]any){
+					"annotation": func() (hJobSet, map[string]any) {
+						return hJobSet{ann: map[string]string{settings.AnnotationPrefix + name: value}}, nil
+					},
+					"ConfigMap config": func() (hJobSet, map[string]any) {
+						return hJobSet{}, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cfg"}, "data": map[string]any{name: value}}
+					},
+					"JobSetFlux config": func() (hJobSet, map[string]any) {
+						return hJobSet{}, map[string]any{"apiVersion": transform.ConfigAPIVersion, "kind": transform.ConfigKind, "metadata": map[string]any{"name": "cfg"}, "spec": map[string]any{settings.FieldName(name): value}}
+					},
+				}
+				for env, setting := range settings.EnvNames {
+					if setting == name {
+						sources["env "+env] = func() (hJobSet, map[string]any) {
+							return hJobSet{env: map[string]string{env: value}}, nil
+						}
+					}
+				}
+				for sname, source := range sources {
+					t.Run(fmt.Sprintf("%s/%s/%s/%s", name, pname, vname, sname), func(t *testing.T) {
+						js, config := source()
+						cm := hOutcome(t, p, js, config, value, baseline)
+						if cm == nil {
+							return
+						}
+						accepted++
+						if r, bad := hUnsafe(value); bad {
+							t.Errorf("accepted %s = %q, which holds %q", name, short(value), r)
+						}
+					})
+				}
+			}
+		}
+	}
+	t.Logf("%d hostile setting values accepted (all without unsafe characters)", accepted)
+}
+
+// Values that come from the JobSet itself rather than from settings.
+func TestInjectionThroughJobSetFields(t *testing.T) {
+	p := hProcessor(t)
+	baseline := hBaseline(t, p)
+	for pname, payload := range hPayloads() {
+		cases := map[string]hJobSet{
+			"name":               {name: payload},
+			"name suffix":        {name: "js" + payload},
+			"namespace":          {namespace: payload},
+			"subdomain":          {subdomain: "net" + payload},
+			"replicatedJob name": {rjName: "w" + payload},
+			"container name":     {container: "app" + payload, ann: map[string]string{"flux-framework.org/container": "app" + payload}},
+			"command":            {command: []string{"sh", "-c", payload}},
+			"args":               {command: []string{"echo"}, args: []string{payload, "--", payload}},
+			"other env":          {env: map[string]string{"FLUX_OTHER": payload, "APP": payload}},
+			"annotation key":     {ann: map[string]string{"example.com/" + payload: "x", settings.AnnotationPrefix + payload: "x"}},
+		}
+		for cname, js := range cases {
+			t.Run(cname+"/"+pname, func(t *testing.T) {
+				cm := hOutcome(t, p, js, nil, payload, baseline)
+				if cm == nil {
+					return
+				}
+				// Accepted: names reach broker.toml (quoted, checked
+				// above); nothing else from the JobSet reaches a file.
+				if slices.Contains([]string{"name", "name suffix", "namespace", "subdomain", "replicatedJob name"}, cname) {
+					return
+				}
+				data, _, _ := cm.NestedStringMap("data")
+				for key, text := range data {
+					if len(payload) > 1 && strings.Count(text, payload) > strings.Count(baseline[key], payload) {
+						t.Errorf("%s holds the payload", key)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The wrapped command keeps the user's argv word for word, whatever it
+// holds: it is passed through the pod spec's exec form, never a script.
+func TestCommandKeptVerbatim(t *testing.T) {
+	p := hProcessor(t)
+	var argv []string
+	for _, v := range hPayloads() {
+		if !strings.ContainsRune(v, 0) && len(v) < 1000 {
+			argv = append(argv, v)
+		}
+	}
+	slices.Sort(argv)
+	rl, ok, _ := hRun(t, p, hList(t, nil, hJobSet{command: append([]string{"prog"}, argv...), args: argv}.object()))
+	if !ok {
+		t.Fatalf("refused: %s", hDump(rl))
+	}
+	js := hFind(rl, "JobSet", "js")
+	c := hContainer(t, js, "containers", 0)
+	cmd, _, _ := c.NestedStringSlice("command")
+	args, _, _ := c.NestedStringSlice("args")
+	if want := append([]string{plan.EntrypointPath, "prog"}, argv...); !slices.Equal(cmd, want) {
+		t.Errorf("command changed:\n got %q\nwant %q", cmd, want)
+	}
+	if !slices.Equal(args, argv) {
+		t.Errorf("args changed")
+	}
+}
+
+func hDump(rl *fn.ResourceList) string {
+	var b strings.Builder
+	for _, r := range rl.Results {
+		fmt.Fprintf(&b, "%s %v: %s\n", r.Severity, r.Field, r.Message)
+	}
+	return b.String()
+}
+
+func hContainer(t *testing.T, js *fn.KubeObject, list string, i int) *fn.SubObject {
+	t.Helper()
+	items, _, err := js.NestedSlice("spec", "replicatedJobs")
+	if err != nil || len(items) == 0 {
+		t.Fatalf("no replicatedJobs: %v", err)
+	}
+	cs, _, err := items[0].NestedSlice("template", "spec", "template", "spec", list)
+	if err != nil || len(cs) <= i {
+		t.Fatalf("no %s[%d]: %v", list, i, err)
+	}
+	return cs[i]
+}
+
+// A megabyte in a value is refused quickly, and neither the results nor
+// the command's stderr line repeat it.
+func TestMegabyteValues(t *testing.T) {
+	p := hProcessor(t)
+	long := strings.Repeat("9", 1<<20)
+	for i, name := range settings.Names() {
+		in := hList(t, nil, hJobSet{ann: map[string]string{settings.AnnotationPrefix + name: long}}.object())
+		start := time.Now()
+		var rl *fn.ResourceList
+		var ok bool
+		if i == 0 {
+			rl, ok, _ = hRun(t, p, in) // once through the whole KRM path
+		} else {
+			var err error
+			if rl, err = fn.ParseResourceList(in); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err = p.Process(rl); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ok {
+			t.Errorf("%s: a 1 MB value was accepted", name)
+		}
+		for _, r := range rl.Results {
+			if len(r.Message) > 2048 {
+				t.Errorf("%s: a %d-byte message", name, len(r.Message))
+			}
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: a 1 MB value took %v", name, d)
+		}
+	}
+}
+
+// hBroker renders a JobSet of replicas x completions pods and returns the
+// time Process took (best of runs) and the generated ConfigMap's files.
+func hBroker(t *testing.T, replicas, completions, runs int) (time.Duration, map[string]string) {
+	t.Helper()
+	p := hProcessor(t)
+	in := hList(t, nil, hJobSet{name: "big", rjName: "w", replicas: replicas, completions: completions}.object())
+	best := time.Duration(1<<63 - 1)
+	var data map[string]string
+	for range runs {
+		rl, err := fn.ParseResourceList(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		ok, err := p.Process(rl)
+		d := time.Since(start)
+		if err != nil || !ok {
+			t.Fatalf("%dx%d refused: %v %s", replicas, completions, err, hDump(rl))
+		}
+		best = min(best, d)
+		cm := hFind(rl, "ConfigMap", "big"+plan.ConfigMapSuffix)
+		data, _, _ = cm.NestedStringMap("data")
+	}
+	return best, data
+}
+
+// A million pods renders in time and space linear in the number of
+// replicated Jobs (never of pods), with a compact hostlist.
+func TestMillionPods(t *testing.T) {
+	const runs = 5
+	base, _ := hBroker(t, 1, 1000, runs)
+	for _, c := range []struct {
+		replicas, completions int
+		hosts                 string
+		maxTOML               int
+	}{
+		{1, 1_000_000, "big-w-0-[0-999999]", 4096},
+		{1_000_000, 1, "big-w-[0-999999]-0", 4096},
+		{1000, 1000, "big-w-0-[0-999],big-w-1-[0-999],", 64 << 10},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", c.replicas, c.completions), func(t *testing.T) {
+			d, files := hBroker(t, c.replicas, c.completions, runs)
+			broker := files[plan.BrokerConfig]
+			t.Logf("%d x %d pods: broker.toml %d bytes, entrypoint.sh %d bytes, Process %v (1k pods: %v)", c.replicas, c.completions, len(broker), len(files[plan.EntrypointScript]), d, base)
+			if len(broker) > c.maxTOML {
+				t.Errorf("broker.toml is %d bytes, want at most %d", len(broker), c.maxTOML)
+			}
+			var doc struct {
+				Bootstrap struct{ Hosts []struct{ Host string } }
+			}
+			if err := toml.Unmarshal([]byte(broker), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Bootstrap.Hosts) != 1 || !strings.HasPrefix(doc.Bootstrap.Hosts[0].Host, c.hosts) {
+				t.Errorf("hosts = %.80v, want it to start with %s", doc.Bootstrap.Hosts, c.hosts)
+			}
+			if !strings.Contains(files[plan.EntrypointScript], fmt.Sprintf("flux run -N %d ", c.replicas*c.completions)) {
+				t.Errorf("the entrypoint does not run on %d nodes", c.replicas*c.completions)
+			}
+			// Generous against a loaded machine, and still far from what a
+			// per-pod loop (1000x) would take.
+			if d > 10*base+20*time.Millisecond {
+				t.Errorf("1M pods took %v, more than 10x the %v of 1k pods", d, base)
+			}
+		})
+	}
+	t.Run("over the limit", func(t *testing.T) {
+		p := hProcessor(t)
+		for _, rc := range [][2]int{{1001, 1000}, {1, 1_000_001}, {2147483647, 2147483647}} {
+			start := time.Now()
+			rl, ok, _ := hRun(t, p, hList(t, nil, hJobSet{replicas: rc[0], completions: rc[1]}.object()))
+			if ok || !strings.Contains(hDump(rl), "split it into several JobSets") {
+				t.Errorf("%dx%d: %v\n%s", rc[0], rc[1], ok, hDump(rl))
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("%dx%d: refusing took %v", rc[0], rc[1], d)
+			}
+		}
+	})
+}
+
+// The generated Secret uses data, and the key material is nowhere else:
+// not in the ConfigMap, the JobSet, the results, or the output outside the
+// Secret's base64 value.
+func TestSecretOutput(t *testing.T) {
+	p := hProcessor(t)
+	rl, ok, out := hRun(t, p, hList(t, nil, hJobSet{namespace: "team"}.object()))
+	if !ok {
+		t.Fatal(hDump(rl))
+	}
+	keys, err := curve.Derive([]byte(hSeed), "team/js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := hFind(rl, "Secret", "js"+plan.SecretSuffix)
+	if s == nil {
+		t.Fatal("no Secret")
+	}
+	if _, has, _ := s.NestedStringMap("stringData"); has {
+		t.Error("the Secret has stringData")
+	}
+	value, _, _ := s.NestedString("data", plan.CertKey)
+	cert, err := base64.StdEncoding.DecodeString(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _, err := curve.ParseCertificate(cert)
+	if err != nil || parsed.SecretZ85() != keys.SecretZ85() {
+		t.Fatalf("the Secret does not hold the derived keys: %v", err)
+	}
+	for _, k := range []string{keys.SecretZ85(), keys.PublicZ85(), hSeed} {
+		if bytes.Contains(out, []byte(k)) {
+			t.Errorf("the output holds key material or the seed in plain text")
+		}
+		if strings.Contains(hDump(rl), k) {
+			t.Errorf("the results hold key material")
+		}
+	}
+	// The same JobSet under another name or namespace gets another key:
+	// the key depends on the seed and the identity, never on public data alone.
+	other, err := curve.Derive([]byte(hSeed), "team/js2")
+	if err != nil || other.SecretZ85() == keys.SecretZ85() {
+		t.Errorf("different JobSets share a key")
+	}
+}
+
+// The init container needs no privilege: it cannot escalate, drops every
+// capability, and writes only to emptyDirs, so it runs under the
+// restricted Pod Security Standard with runAsNonRoot and a read-only root
+// file system set by the pod.
+func TestInitContainerUnprivileged(t *testing.T) {
+	p := hProcessor(t)
+	js := hJobSet{
+		podSecurity:       map[string]any{"runAsNonRoot": true, "runAsUser": 1000, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+		containerSecurity: map[string]any{"readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []string{"ALL"}}},
+	}
+	rl, ok, _ := hRun(t, p, hList(t, nil, js.object()))
+	if !ok {
+		t.Fatal(hDump(rl))
+	}
+	obj := hFind(rl, "JobSet", "js")
+	init := hContainer(t, obj, "initContainers", 0)
+	if name, _, _ := init.NestedString("name"); name != plan.InitContainerName {
+		t.Fatalf("initContainers[0] is %q", name)
+	}
+	if v, found, _ := init.NestedBool("securityContext", "allowPrivilegeEscalation"); !found || v {
+		t.Error("the init container may escalate privileges")
+	}
+	if drop, _, _ := init.NestedStringSlice("securityContext", "capabilities", "drop"); !slices.Equal(drop, []string{"ALL"}) {
+		t.Errorf("the init container drops %q, want [ALL]", drop)
+	}
+	for _, field := range [][]string{{"securityContext", "privileged"}, {"securityContext", "capabilities", "add"}, {"securityContext", "runAsUser"}, {"securityContext", "runAsNonRoot"}, {"securityContext", "readOnlyRootFilesystem"}} {
+		if _, found, _ := init.NestedString(field...); found {
+			t.Errorf("the init container sets %s, overriding the pod", strings.Join(field, "."))
+		}
+		if _, found, _ := init.NestedBool(field...); found {
+			t.Errorf("the init container sets %s, overriding the pod", strings.Join(field, "."))
+		}
+	}
+	// The pod's and the app container's security settings are kept.
+	items, _, _ := obj.NestedSlice("spec", "replicatedJobs")
+	if v, _, _ := items[0].NestedBool("template", "spec", "template", "spec", "securityContext", "runAsNonRoot"); !v {
+		t.Error("the pod lost runAsNonRoot")
+	}
+	app := hContainer(t, obj, "containers", 0)
+	if v, _, _ := app.NestedBool("securityContext", "readOnlyRootFilesystem"); !v {
+		t.Error("the app container lost readOnlyRootFilesystem")
+	}
+
+	// Every path the scripts write to is inside an emptyDir mounted into
+	// the container that writes it.
+	volumes, _, _ := items[0].NestedSlice("template", "spec", "template", "spec", "volumes")
+	emptyDirs := map[string]bool{}
+	for _, v := range volumes {
+		name, _, _ := v.NestedString("name")
+		if _, found, _ := v.NestedSubObject("emptyDir"); found {
+			emptyDirs[name] = true
+		}
+	}
+	writable := func(c *fn.SubObject) []string {
+		var paths []string
+		mounts, _, _ := c.NestedSlice("volumeMounts")
+		for _, m := range mounts {
+			name, _, _ := m.NestedString("name")
+			path, _, _ := m.NestedString("mountPath")
+			if ro, _, _ := m.NestedBool("readOnly"); emptyDirs[name] && !ro {
+				paths = append(paths, path)
+			}
+		}
+		return paths
+	}
+	cm := hFind(rl, "ConfigMap", "js"+plan.ConfigMapSuffix)
+	data, _, _ := cm.NestedStringMap("data")
+	for _, c := range []struct {
+		script    string
+		container *fn.SubObject
+		targets   []string // the variables the script writes below
+	}{
+		{data[plan.InitScript], init, []string{"view_dir", "software_staging"}},
+		{data[plan.EntrypointScript], app, []string{"run_dir", "cert"}},
+	} {
+		dirs := writable(c.container)
+		for _, v := range c.targets {
+			m := regexp.MustCompile(`(?m)^` + v + `='([^']*)'$`).FindStringSubmatch(c.script)
+			if m == nil {
+				t.Errorf("the script no longer sets %s", v)
+				continue
+			}
+			if !slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(m[1]+"/", strings.TrimRight(d, "/")+"/") }) {
+				t.Errorf("%s=%s is not inside a writable emptyDir (%s)", v, m[1], strings.Join(dirs, ", "))
+			}
+		}
+		// No write to a fixed path outside those variables.
+		for _, w := range []string{"> /", ">/", "tee /", "mkdir /", "cp /", "mktemp", "/tmp"} {
+			if strings.Contains(hOutsideQuotes(c.script), w) {
+				t.Errorf("a script writes with %q", w)
+			}
+		}
+	}
+}
+
+// Values that look like numbers or booleans to YAML but are strings stay
+// strings in the output, and the rendered JobSet keeps the user's exotic
+// but valid YAML (anchors, comments, flow style, hex numbers) intact.
+func TestExoticYAMLKept(t *testing.T) {
+	p := hProcessor(t)
+	in := `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: jobset.x-k8s.io/v1alpha2
+  kind: JobSet
+  metadata:
+    name: js # the name
+    annotations: {flux-framework.org/enabled: "true", flux-framework.org/port: "8050"}
+  spec:
+    replicatedJobs:
+    - name: w
+      template:
+        spec:
+          completions: 0x2
+          template:
+            spec:
+              containers:
+              - &app {name: app, image: "busybox:1.36", command: ["yes", "on", "0o17", "1e3", "~"]}
+`
+	rl, ok, out := hRun(t, p, []byte(in))
+	if !ok {
+		t.Fatalf("refused: %s", hDump(rl))
+	}
+	js := hFind(rl, "JobSet", "js")
+	c := hContainer(t, js, "containers", 0)
+	cmd, _, _ := c.NestedStringSlice("command")
+	if want := []string{plan.EntrypointPath, "yes", "on", "0o17", "1e3", "~"}; !slices.Equal(cmd, want) {
+		t.Errorf("command = %q, want %q", cmd, want)
+	}
+	if !bytes.Contains(out, []byte("# the name")) {
+		t.Error("a comment was lost")
+	}
+	cm := hFind(rl, "ConfigMap", "js"+plan.ConfigMapSuffix)
+	data, _, _ := cm.NestedStringMap("data")
+	if !strings.Contains(data[plan.BrokerConfig], "'js-w-0-[0-1]'") {
+		t.Errorf("completions 0x2 not read as 2:\n%s", data[plan.BrokerConfig])
+	}
+}
