@@ -15,14 +15,11 @@ ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:a688600ca24f8a4d3ca77f95b0dd40704a9fc
 ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:d093aa3e30dbadd3efe1310db061a14da60299baff8450a17fe0ccc514a16639
 
 FROM ${GO_IMAGE} AS build
-ARG VERSION=dev
-ARG COMMIT=unknown
 ARG GOPROXY=
-# GOFLAGS quotes the -ldflags value; the go command splits it like a shell.
 ENV CGO_ENABLED=0 \
     GOTOOLCHAIN=local \
     GOCACHE=/tmp/go-build \
-    GOFLAGS="-trimpath -buildvcs=false '-ldflags=-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}'"
+    GOFLAGS="-trimpath -buildvcs=false"
 WORKDIR /src
 # The glob matches nothing outside CI: only go.mod and go.sum are copied
 # then. In CI it copies the gomod directory's content, vendor/, to ./vendor,
@@ -32,6 +29,13 @@ COPY go.mod go.sum _out/image/gomo[d] ./
 COPY krmfunction.go krmfunction.yaml ./
 COPY fn ./fn
 COPY pkg ./pkg
+# Compile first, link with the release metadata second: a new VERSION or
+# COMMIT alone then only relinks (the compile layer keeps its build cache).
+RUN ["go", "build", "-o", "/dev/null", "./fn"]
+ARG VERSION=dev
+ARG COMMIT=unknown
+# GOFLAGS quotes the -ldflags value; the go command splits it like a shell.
+ENV GOFLAGS="${GOFLAGS} '-ldflags=-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}'"
 RUN ["go", "build", "-o", "/out/jobset-flux", "./fn"]
 RUN ["/out/jobset-flux", "version"]
 

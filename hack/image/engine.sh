@@ -6,6 +6,11 @@
 #   hack/image/engine.sh stop     stop the dockerd this script started (by PID)
 #   hack/image/engine.sh status   exit 0 when ours answers
 #   hack/image/engine.sh env      print the DOCKER_HOST line to eval
+#   hack/image/engine.sh run -- CMD...
+#                                 run CMD with an engine: $DOCKER_HOST when
+#                                 set (it must answer), else ours; ours is
+#                                 started when it is not running and then
+#                                 stopped by PID when CMD ends, pass or fail
 #
 # Everything lives in ENGINE_DIR (default _out/engine in the checkout): the
 # socket, the pidfile, the log, dockerd's exec-root and its data-root (kept
@@ -90,10 +95,47 @@ stop() {
   rm -f "$pidfile"
 }
 
+run() {
+  if [[ -n ${DOCKER_HOST:-} ]]; then
+    docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || {
+      echo "engine: DOCKER_HOST=$DOCKER_HOST does not answer (unset it to use a private dockerd)" >&2
+      return 1
+    }
+    "$@"
+    return
+  fi
+  export DOCKER_HOST=$host
+  if answers; then
+    "$@"
+    return
+  fi
+  start
+  started_pid=$(cat "$pidfile")
+  # Stop exactly the dockerd started here, whatever CMD does; INT and TERM
+  # become ordinary exits so that the EXIT trap runs.
+  trap 'stop_pid "$started_pid"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  local rc=0
+  "$@" || rc=$?
+  return "$rc"
+}
+
+# stop_pid stops dockerd PID if the pidfile still names it.
+stop_pid() {
+  [[ -s $pidfile && $(cat "$pidfile") == "$1" ]] && stop
+}
+
 case ${1:-} in
   start) start ;;
   stop) stop ;;
   status) answers ;;
   env) echo "export DOCKER_HOST=$host" ;;
-  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+  run)
+    shift
+    [[ ${1:-} == -- ]] && shift
+    (($#)) || { echo "usage: $0 run -- CMD..." >&2; exit 2; }
+    run "$@"
+    ;;
+  *) echo "usage: $0 start|stop|status|env|run -- CMD..." >&2; exit 2 ;;
 esac

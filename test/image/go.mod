@@ -1,0 +1,6 @@
+// Tests of the published container image: they run the image with docker,
+// kpt and kustomize. Their own module (standard library only), so that
+// "go test ./..." at the repository root never needs a container engine.
+module github.com/jobset-flux/jobset-flux/test/image
+
+go 1.26.0
