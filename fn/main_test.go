@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
@@ -312,6 +314,10 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "ConfigMap config with an unknown key", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {tasks-per-nod: \"2\"}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.tasks-per-nod", phrase: `did you mean "tasks-per-node"`},
 		{name: "ConfigMap config with an invalid value", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: \"80;id\"}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.port", phrase: "whole number from 1 to 65535"},
 		{name: "ConfigMap config with a non-string value", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: {a: b}}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.port", phrase: "quote numbers"},
+		// Found by FuzzProcess (testdata/fuzz/FuzzProcess/f8eeb7cbf065d922): the SDK's
+		// string-map reader skipped this entry, so the first render ignored it.
+		{name: "ConfigMap config with an anchored empty key", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {&a : [0], port: \"8050\"}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data", phrase: "not a setting name"},
+		{name: "ConfigMap config whose data is a list", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: [port]\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data", phrase: "must map setting names to string values"},
 		{name: "JobSetFlux wrong type", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {tasksPerNode: \"4\"}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.tasksPerNode", phrase: "does not match the schema"},
 		{name: "JobSetFlux unknown field", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {taskPerNode: 4}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.taskPerNode", phrase: "does not match the schema"},
 		{name: "JobSetFlux enum", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {queuePolicy: fifo}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.queuePolicy", phrase: "does not match the schema"},
@@ -828,5 +834,102 @@ func TestBrokenSecretNotEchoed(t *testing.T) {
 		if strings.Contains(stderr, key) || strings.Contains(dumpResults(rl.Results), key) {
 			t.Errorf("a key of the broken Secret is echoed")
 		}
+	}
+}
+
+// bigList returns a ResourceList of n ConfigMaps, each with a value of
+// valueLen bytes, plus the Deployment and the valid JobSet.
+func bigList(n, valueLen int) []byte {
+	var b bytes.Buffer
+	value := strings.Repeat("x", valueLen)
+	b.Grow(n * (valueLen + 100))
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	b.WriteString(indentItem(deployment))
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm-%d\n    namespace: default\n  data:\n    k: %s\n", i, value)
+	}
+	b.WriteString(indentItem(goodJobSet))
+	return b.Bytes()
+}
+
+// timeRun runs the command on in (best of runs) and checks the output:
+// exit 0, every input item written back (in the SDK's order) plus the
+// two generated ones, the valid JobSet rendered.
+func timeRun(t *testing.T, in []byte, items, runs int) (time.Duration, int) {
+	t.Helper()
+	t.Setenv(transform.SeedEnv, testSeed)
+	best := time.Duration(1<<63 - 1)
+	var size int
+	for range runs {
+		var out, errb bytes.Buffer
+		start := time.Now()
+		code := run(nil, bytes.NewReader(in), &out, &errb)
+		best = min(best, time.Since(start))
+		if code != 0 {
+			t.Fatalf("exit %d: %.2000s", code, errb.String())
+		}
+		size = out.Len()
+		rl, err := fn.ParseResourceList(out.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rl.Items) != items+4 {
+			t.Fatalf("%d items out, want %d", len(rl.Items), items+4)
+		}
+		if !sort.IsSorted(rl.Items) {
+			t.Error("the output is not in the SDK's order")
+		}
+		if js := rl.Items.Where(func(o *fn.KubeObject) bool { return o.GetKind() == "JobSet" }); len(js) != 1 || !strings.Contains(js[0].String(), "flux-installer") {
+			t.Error("the JobSet was not rendered")
+		}
+	}
+	return best, size
+}
+
+// Big ResourceLists pass through in time linear in their size: four
+// times the items takes about four times as long (the SDK's YAML parsing
+// and writing dominate; the function adds a linear pass).
+func TestLargeResourceListLinear(t *testing.T) {
+	small, _ := timeRun(t, bigList(2000, 200), 2000, 2)
+	large, _ := timeRun(t, bigList(8000, 200), 8000, 2)
+	t.Logf("2,000 ConfigMaps: %v; 8,000: %v (%.1fx)", small, large, float64(large)/float64(small))
+	if large > 8*small {
+		t.Errorf("4x the items took %.1fx the time", float64(large)/float64(small))
+	}
+}
+
+// A ResourceList of about 100 MB, as many small items and as a few large
+// ones: handled, in time linear in the size (compared with 10 MB), with
+// output of the same size. It takes minutes and gigabytes: -short skips it
+// outside CI.
+func TestLargeResourceList(t *testing.T) {
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("100 MB ResourceLists take minutes; run without -short (CI always runs it)")
+	}
+	for _, c := range []struct {
+		name                string
+		smallN, bigN, value int
+	}{
+		{"200k ConfigMaps", 20_000, 200_000, 400},
+		{"100 values of 1 MiB", 10, 100, 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			small := bigList(c.smallN, c.value)
+			ts, _ := timeRun(t, small, c.smallN, 1)
+			big := bigList(c.bigN, c.value)
+			inSize := len(big)
+			tb, outSize := timeRun(t, big, c.bigN, 1)
+			big = nil
+			t.Logf("%d MB in, %d MB out: %v (%d MB: %v, %.1fx)", inSize>>20, outSize>>20, tb, len(small)>>20, ts, float64(tb)/float64(ts))
+			if inSize < 95<<20 {
+				t.Errorf("the input is only %d MB", inSize>>20)
+			}
+			if outSize < inSize || outSize > inSize+inSize/10 {
+				t.Errorf("%d bytes in, %d out", inSize, outSize)
+			}
+			if tb > 20*ts {
+				t.Errorf("10x the size took %.1fx the time", float64(tb)/float64(ts))
+			}
+		})
 	}
 }

@@ -45,15 +45,9 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 	}
 	switch {
 	case cfg.GetKind() == "ConfigMap" && (cfg.GetAPIVersion() == "v1" || cfg.GetAPIVersion() == ""):
-		data, ok, err := cfg.NestedStringMap("data")
-		if err != nil {
-			found.Add(nonStringData(cfg))
+		found.Add(configMapData(cfg, layer.Values))
+		if found.HasErrors() {
 			return layer, found
-		}
-		if ok {
-			for _, name := range sortedKeys(data) {
-				layer.Values[name] = settings.Raw{Value: data[name], Path: "data." + name}
-			}
 		}
 	case cfg.GetKind() == ConfigKind:
 		if cfg.GetAPIVersion() != ConfigAPIVersion {
@@ -79,27 +73,62 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 	return layer, found
 }
 
-// nonStringData names the entries of a ConfigMap config's data that are
-// not strings; the SDK's error gives only a line of the whole input.
-func nonStringData(cfg *fn.KubeObject) finding.List {
+// configMapData reads a ConfigMap config's data from its YAML nodes. Every
+// entry must be a scalar (a string, or a number or boolean left unquoted)
+// under a string key. The SDK's string-map reader is not used: it fails
+// with only a line number of the whole input, and silently skips entries
+// it cannot read (an anchored empty key, for one).
+func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
 	var found finding.List
-	data := cfg.CopyToResourceNode().Field("data")
+	field := cfg.CopyToResourceNode().Field("data")
+	if field == nil || field.Value == nil {
+		return found
+	}
+	data := deref(field.Value.YNode())
 	switch {
-	case data == nil || data.Value == nil:
-	case data.Value.YNode().Kind != yaml.MappingNode:
-		found.Errorf("data", "must map setting names to string values, got a %s", data.Value.YNode().ShortTag())
-	default:
-		content := data.Value.YNode().Content
-		for i := 0; i+1 < len(content); i += 2 {
-			if content[i+1].Kind != yaml.ScalarNode {
-				found.Errorf("data."+content[i].Value, "must be a string (quote numbers and booleans), got a %s", content[i+1].ShortTag())
-			}
+	case data.Kind == yaml.ScalarNode && data.ShortTag() == "!!null":
+		return found
+	case data.Kind != yaml.MappingNode:
+		found.Errorf("data", "must map setting names to string values, got %s", nodeKind(data))
+		return found
+	}
+	for i := 0; i+1 < len(data.Content); i += 2 {
+		k, v := deref(data.Content[i]), deref(data.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
+			found.Errorf("data", "has a key that is %s, not a setting name; the keys are setting names such as port or view-image", nodeKind(k))
+			continue
+		}
+		path := "data." + k.Value
+		switch {
+		case v.Kind != yaml.ScalarNode:
+			found.Errorf(path, "must be a string (quote numbers and booleans), got %s", nodeKind(v))
+		case v.ShortTag() == "!!null":
+			values[k.Value] = settings.Raw{Value: "", Path: path}
+		default:
+			values[k.Value] = settings.Raw{Value: v.Value, Path: path}
 		}
 	}
-	if len(found) == 0 {
-		found.Errorf("data", "must map setting names to string values (quote numbers and booleans)")
-	}
 	return found
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a map"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	if n.ShortTag() == "!!null" {
+		return "null"
+	}
+	return "a " + n.ShortTag()
 }
 
 // validateTyped checks a JobSetFlux object against the schema in krmfunction.yaml.
