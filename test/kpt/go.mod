@@ -2,7 +2,10 @@ module github.com/jobset-flux/jobset-flux/test/kpt
 
 go 1.26
 
-require github.com/kptdev/kpt v1.0.0-beta.61
+require (
+	github.com/kptdev/kpt v1.0.0-beta.61
+	sigs.k8s.io/kustomize/kyaml v0.20.1
+)
 
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
@@ -94,7 +97,6 @@ require (
 	sigs.k8s.io/cli-utils v0.37.2 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/kustomize/api v0.20.1 // indirect
-	sigs.k8s.io/kustomize/kyaml v0.20.1 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
