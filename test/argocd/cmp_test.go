@@ -387,6 +387,7 @@ func TestGenerateBrokenApp(t *testing.T) {
 	if resp != nil {
 		t.Errorf("got a response (%d manifests) alongside the error", len(resp.GetManifests()))
 	}
+	t.Logf("the error Argo CD shows: %v", err)
 	stderrPart := commandOutput(err.Error())
 	if !strings.Contains(stderrPart, "tasks-per-node") {
 		t.Errorf("error does not mention tasks-per-node:\n%s", err)
