@@ -1,0 +1,369 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// keySeed makes the function's CURVE key deterministic (contract: at least 32 bytes).
+const keySeed = "jobset-flux-apiserver-test-seed-0123456789"
+
+// render runs the real bin/jobset-flux over files and returns the objects it
+// printed. A missing binary or a non-zero exit fails the test.
+func render(t *testing.T, files ...string) []*unstructured.Unstructured {
+	t.Helper()
+	bin := jobsetFluxBin()
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the function binary is missing (run `make build`): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, files...)
+	cmd.Env = append(os.Environ(), "JOBSET_FLUX_KEY_SEED="+keySeed)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\nstderr:\n%s", bin, files, err, stderr.String())
+	}
+	objs, err := decodeObjects(stdout.Bytes())
+	if err != nil {
+		t.Fatalf("%s %v printed unparsable YAML: %v\n%s", bin, files, err, stdout.String())
+	}
+	if len(objs) == 0 {
+		t.Fatalf("%s %v printed no objects", bin, files)
+	}
+	diffs, err := yamlReadingDiffs(stdout.Bytes())
+	if err != nil {
+		t.Errorf("%s %v: %v", bin, files, err)
+	}
+	for _, d := range diffs {
+		t.Errorf("output read differently by kubectl and by kyaml: %s", d)
+	}
+	return objs
+}
+
+// renderObject writes obj as YAML to a temporary file and renders it.
+func renderObject(t *testing.T, obj map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "jobset.yaml")
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return render(t, f)
+}
+
+// fluxJobSets returns the JobSets in objs, sorted by name.
+func fluxJobSets(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "JobSet" && o.GetAPIVersion() == "jobset.x-k8s.io/v1alpha2" {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out
+}
+
+// replicatedJobs returns the JobSet's spec.replicatedJobs.
+func replicatedJobs(t *testing.T, js *unstructured.Unstructured) []map[string]any {
+	t.Helper()
+	rjs, found, err := unstructured.NestedSlice(js.Object, "spec", "replicatedJobs")
+	if err != nil || !found {
+		t.Fatalf("JobSet %s: spec.replicatedJobs: found=%v err=%v", js.GetName(), found, err)
+	}
+	var out []map[string]any
+	for i, rj := range rjs {
+		m, ok := rj.(map[string]any)
+		if !ok {
+			t.Fatalf("JobSet %s: replicatedJobs[%d] is %T", js.GetName(), i, rj)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// jobFromReplicatedJob builds the batch/v1 Job the JobSet controller would
+// create for the first replica of rj: name <jobset>-<rj>-0, the template's
+// metadata and spec, plus the labels and pod subdomain the controller sets.
+// The JobSet CRD schema does not validate pod templates; a Job does.
+func jobFromReplicatedJob(t *testing.T, js *unstructured.Unstructured, rj map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	rjName, _, _ := unstructured.NestedString(rj, "name")
+	tmpl, found, err := unstructured.NestedMap(rj, "template")
+	if err != nil || !found {
+		t.Fatalf("JobSet %s replicatedJob %q: template: found=%v err=%v", js.GetName(), rjName, found, err)
+	}
+	spec, _, _ := unstructured.NestedMap(tmpl, "spec")
+	labels, _, _ := unstructured.NestedStringMap(tmpl, "metadata", "labels")
+	annotations, _, _ := unstructured.NestedStringMap(tmpl, "metadata", "annotations")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["jobset.sigs.k8s.io/jobset-name"] = js.GetName()
+	labels["jobset.sigs.k8s.io/replicatedjob-name"] = rjName
+	labels["jobset.sigs.k8s.io/job-index"] = "0"
+
+	job := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "batch/v1",
+		"kind":       "Job",
+		"metadata":   map[string]any{},
+		"spec":       spec,
+	}}
+	job.SetName(fmt.Sprintf("%s-%s-0", js.GetName(), rjName))
+	job.SetLabels(labels)
+	if len(annotations) > 0 {
+		job.SetAnnotations(annotations)
+	}
+	if sub := podSubdomain(js); sub != "" {
+		if _, set, _ := unstructured.NestedString(job.Object, "spec", "template", "spec", "subdomain"); !set {
+			if err := unstructured.SetNestedField(job.Object, sub, "spec", "template", "spec", "subdomain"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return job
+}
+
+// podSubdomain is the subdomain the JobSet controller gives pods: none when
+// DNS hostnames are disabled, else spec.network.subdomain or the JobSet name.
+func podSubdomain(js *unstructured.Unstructured) string {
+	if on, found, _ := unstructured.NestedBool(js.Object, "spec", "network", "enableDNSHostnames"); found && !on {
+		return ""
+	}
+	if sub, _, _ := unstructured.NestedString(js.Object, "spec", "network", "subdomain"); sub != "" {
+		return sub
+	}
+	return js.GetName()
+}
+
+// podFromJob builds the Pod the Job controller would create for index 0.
+func podFromJob(t *testing.T, job *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	podSpec, found, err := unstructured.NestedMap(job.Object, "spec", "template", "spec")
+	if err != nil || !found {
+		t.Fatalf("Job %s: spec.template.spec: found=%v err=%v", job.GetName(), found, err)
+	}
+	labels, _, _ := unstructured.NestedStringMap(job.Object, "spec", "template", "metadata", "labels")
+	pod := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Pod",
+		"metadata":   map[string]any{},
+		"spec":       podSpec,
+	}}
+	pod.SetName(job.GetName() + "-0")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["batch.kubernetes.io/job-completion-index"] = "0"
+	pod.SetLabels(labels)
+	return pod
+}
+
+// checkAccepted dry-run-creates every rendered object, then every
+// replicatedJob template of every JobSet as a batch/v1 Job, in namespace ns.
+// Each rejection is reported with the API server's exact message.
+func checkAccepted(t *testing.T, objs []*unstructured.Unstructured, ns string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, o := range objs {
+		if err := dryRunCreate(ctx, env.dyn, o, ns); err != nil {
+			t.Errorf("API server rejected rendered %s %s %q: %s", o.GetAPIVersion(), o.GetKind(), o.GetName(), describeErr(err))
+		}
+	}
+	for _, js := range fluxJobSets(objs) {
+		for _, rj := range replicatedJobs(t, js) {
+			job := jobFromReplicatedJob(t, js, rj)
+			if err := dryRunCreate(ctx, env.dyn, job, ns); err != nil {
+				t.Errorf("API server rejected JobSet %q replicatedJob %q as batch/v1 Job %q: %s", js.GetName(), rj["name"], job.GetName(), describeErr(err))
+			}
+		}
+	}
+}
+
+// checkContract checks the shape promised by the function's contract, the
+// parts the API server cannot see: names and keys that must match across
+// objects, and the Job fields a multi-pod Flux instance needs.
+func checkContract(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	byKindName := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		byKindName[o.GetKind()+"/"+o.GetName()] = o
+	}
+	jobsets := fluxJobSets(objs)
+	if len(jobsets) == 0 {
+		t.Fatalf("no JobSet in the rendered output (kinds: %v)", kinds(objs))
+	}
+	for _, js := range jobsets {
+		name := js.GetName()
+		if js.GetAnnotations()["flux-framework.org/enabled"] != "true" {
+			continue
+		}
+		cmName, secName := name+"-flux-entrypoint", name+"-flux-curve"
+		cm, sec := byKindName["ConfigMap/"+cmName], byKindName["Secret/"+secName]
+		if cm == nil {
+			t.Errorf("JobSet %s: no ConfigMap %s in the output", name, cmName)
+		} else {
+			sameNamespace(t, js, cm)
+			for _, k := range []string{"init.sh", "entrypoint.sh", "broker.toml"} {
+				if _, ok, _ := unstructured.NestedString(cm.Object, "data", k); !ok {
+					t.Errorf("ConfigMap %s: no data key %s", cmName, k)
+				}
+			}
+		}
+		if sec == nil {
+			t.Errorf("JobSet %s: no Secret %s in the output", name, secName)
+		} else {
+			sameNamespace(t, js, sec)
+			_, inData, _ := unstructured.NestedString(sec.Object, "data", "curve.cert")
+			_, inString, _ := unstructured.NestedString(sec.Object, "stringData", "curve.cert")
+			if !inData && !inString {
+				t.Errorf("Secret %s: no key curve.cert", secName)
+			}
+		}
+		chosen := chosenReplicatedJobs(js)
+		for _, rj := range replicatedJobs(t, js) {
+			if chosen == nil || chosen[fmt.Sprint(rj["name"])] {
+				checkReplicatedJob(t, name, rj, cmName, secName)
+			}
+		}
+	}
+}
+
+// chosenReplicatedJobs returns the replicatedJobs named by the
+// flux-framework.org/replicated-jobs annotation, or nil (all of them).
+func chosenReplicatedJobs(js *unstructured.Unstructured) map[string]bool {
+	v, ok := js.GetAnnotations()["flux-framework.org/replicated-jobs"]
+	if !ok {
+		return nil
+	}
+	chosen := map[string]bool{}
+	for _, n := range strings.Split(v, ",") {
+		chosen[strings.TrimSpace(n)] = true
+	}
+	return chosen
+}
+
+func checkReplicatedJob(t *testing.T, jsName string, rj map[string]any, cmName, secName string) {
+	t.Helper()
+	where := fmt.Sprintf("JobSet %s replicatedJob %v", jsName, rj["name"])
+	jobSpec, _, _ := unstructured.NestedMap(rj, "template", "spec")
+	if mode, _, _ := unstructured.NestedString(jobSpec, "completionMode"); mode != "Indexed" {
+		t.Errorf("%s: completionMode %q, want Indexed", where, mode)
+	}
+	completions, _, _ := unstructured.NestedFieldNoCopy(jobSpec, "completions")
+	parallelism, _, _ := unstructured.NestedFieldNoCopy(jobSpec, "parallelism")
+	if completions == nil || fmt.Sprint(completions) != fmt.Sprint(parallelism) {
+		t.Errorf("%s: parallelism %v, completions %v: want equal and set", where, parallelism, completions)
+	}
+	if bl, _, _ := unstructured.NestedFieldNoCopy(jobSpec, "backoffLimit"); fmt.Sprint(bl) != "0" {
+		t.Errorf("%s: backoffLimit %v, want 0", where, bl)
+	}
+	if rp, _, _ := unstructured.NestedString(jobSpec, "template", "spec", "restartPolicy"); rp != "Never" {
+		t.Errorf("%s: restartPolicy %q, want Never", where, rp)
+	}
+	vols, _, _ := unstructured.NestedSlice(jobSpec, "template", "spec", "volumes")
+	byName := map[string]map[string]any{}
+	for _, v := range vols {
+		if m, ok := v.(map[string]any); ok {
+			byName[fmt.Sprint(m["name"])] = m
+		}
+	}
+	for _, want := range []string{"flux-install", "flux-software", "flux-config", "flux-curve", "flux-shm"} {
+		if byName[want] == nil {
+			t.Errorf("%s: no volume %s", where, want)
+		}
+	}
+	if v := byName["flux-config"]; v != nil {
+		if n, _, _ := unstructured.NestedString(v, "configMap", "name"); n != cmName {
+			t.Errorf("%s: volume flux-config names ConfigMap %q, want %q", where, n, cmName)
+		}
+	}
+	if v := byName["flux-curve"]; v != nil {
+		if n, _, _ := unstructured.NestedString(v, "secret", "secretName"); n != secName {
+			t.Errorf("%s: volume flux-curve names Secret %q, want %q", where, n, secName)
+		}
+	}
+	if v := byName["flux-shm"]; v != nil {
+		if m, _, _ := unstructured.NestedString(v, "emptyDir", "medium"); m != "Memory" {
+			t.Errorf("%s: volume flux-shm medium %q, want Memory", where, m)
+		}
+	}
+	if findContainer(jobSpec, "initContainers", "flux-installer") == nil {
+		t.Errorf("%s: no init container flux-installer", where)
+	}
+}
+
+// findContainer returns the named container from the pod template in jobSpec.
+func findContainer(jobSpec map[string]any, field, name string) map[string]any {
+	cs, _, _ := unstructured.NestedSlice(jobSpec, "template", "spec", field)
+	for _, c := range cs {
+		if m, ok := c.(map[string]any); ok && m["name"] == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func sameNamespace(t *testing.T, js, o *unstructured.Unstructured) {
+	t.Helper()
+	if js.GetNamespace() != o.GetNamespace() {
+		t.Errorf("%s %s is in namespace %q but JobSet %s is in %q", o.GetKind(), o.GetName(), o.GetNamespace(), js.GetName(), js.GetNamespace())
+	}
+}
+
+func kinds(objs []*unstructured.Unstructured) []string {
+	var ks []string
+	for _, o := range objs {
+		ks = append(ks, o.GetKind()+"/"+o.GetName())
+	}
+	return ks
+}
+
+// createNamespace really creates a namespace (with labels) and its default
+// ServiceAccount, which the ServiceAccount admission plugin requires for Pods
+// (no controller manager runs here to create it).
+func createNamespace(t *testing.T, name string, labels map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	ns.SetLabels(labels)
+	nsGVR := mustGVR(t, "", "v1", "Namespace")
+	if _, err := env.dyn.Resource(nsGVR).Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %s", name, describeErr(err))
+	}
+	sa := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "default"}}}
+	if _, err := env.dyn.Resource(mustGVR(t, "", "v1", "ServiceAccount")).Namespace(name).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create ServiceAccount %s/default: %s", name, describeErr(err))
+	}
+	t.Cleanup(func() {
+		_ = env.dyn.Resource(nsGVR).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+func mustGVR(t *testing.T, group, version, kind string) schema.GroupVersionResource {
+	t.Helper()
+	m, err := env.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind}, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Resource
+}
