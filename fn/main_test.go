@@ -120,10 +120,11 @@ type hostileCase struct {
 	config string
 	// extra items, after the standard ones.
 	extra []string
-	// raw replaces the whole input.
-	raw   string
-	exit  int
-	scope scope
+	// raw replaces the whole input; corrupt rewrites the standard one.
+	raw     string
+	corrupt func(std string) string
+	exit    int
+	scope   scope
 	// The error result expected: resourceRef kind/name, field path, and a
 	// phrase of the message that says what to change.
 	kind, ref, field, phrase string
@@ -188,16 +189,17 @@ func catalogue(t *testing.T) []hostileCase {
 	}
 	return []hostileCase{
 		// The ResourceList itself.
-		{name: "malformed YAML", raw: rl + "items:\n- apiVersion: v1\n  kind: [\n", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
-		{name: "tab-indented YAML", raw: rl + "items:\n\t- kind: ConfigMap\n", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
-		{name: "not a ResourceList", raw: badJobSet, exit: 1, scope: scopeList, phrase: "kind: ResourceList"},
-		{name: "wrong ResourceList kind", raw: "apiVersion: config.kubernetes.io/v1\nkind: ResourceLists\nitems: []\n", exit: 1, scope: scopeList, phrase: "kind: ResourceList"},
-		{name: "wrong ResourceList apiVersion", raw: "apiVersion: config.kubernetes.io/v2\nkind: ResourceList\nitems: []\n", exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
-		{name: "missing ResourceList apiVersion", raw: "kind: ResourceList\nitems: []\n", exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
+		{name: "malformed YAML", corrupt: appendText("- apiVersion: v1\n  kind: [\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "tab-indented YAML", corrupt: appendText("\t- kind: ConfigMap\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "not a ResourceList", raw: deployment + "---\n" + goodJobSet + "---\n" + badJobSet, exit: 1, scope: scopeList, phrase: "kind: ResourceList"},
+		{name: "wrong ResourceList kind", corrupt: replaceText("kind: ResourceList\n", "kind: ResourceLists\n"), exit: 1, scope: scopeList, phrase: "kind: ResourceList"},
+		{name: "wrong ResourceList apiVersion", corrupt: replaceText("apiVersion: config.kubernetes.io/v1\nkind: ResourceList", "apiVersion: config.kubernetes.io/v2\nkind: ResourceList"), exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
+		{name: "missing ResourceList apiVersion", corrupt: replaceText("apiVersion: config.kubernetes.io/v1\nkind: ResourceList", "kind: ResourceList"), exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
 		{name: "items is a map", raw: rl + "items: {a: b}\n", exit: 1, scope: scopeList, phrase: "items"},
-		{name: "item is a number", raw: rl + "items: [1]\n", exit: 1, scope: scopeList, phrase: "items"},
+		{name: "item is a number", corrupt: appendText("- 1\n"), exit: 1, scope: scopeList, phrase: "items"},
 		{name: "empty document", raw: "", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
-		{name: "non-UTF-8 bytes", raw: rl + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: \xff\xfe}\n", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "non-UTF-8 bytes", corrupt: replaceText("name: bad\n", "name: bad\xff\xfe\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		{name: "NUL byte", corrupt: replaceText("name: bad\n", "name: bad\x00\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
 		{name: "empty ResourceList", raw: rl + "items: []\n", exit: 0, scope: scopeOK},
 		{name: "ResourceList without items", raw: rl, exit: 0, scope: scopeOK},
 
@@ -223,6 +225,9 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "string hostNetwork", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.hostNetwork", `"false"`}}, exit: 1, field: pod0 + ".hostNetwork", phrase: "must be true or false"},
 		{name: "replicatedJob is a string", edits: []edit{{"spec.replicatedJobs.0", `w`}}, exit: 1, field: rj0, phrase: "must be a map"},
 		{name: "annotation value not a string", ann: map[string]string{"flux-framework.org/tasks-per-node": "4"}, edits: []edit{{"metadata.annotations.flux-framework.org/tasks-per-node", "4"}}, exit: 1, field: ann("tasks-per-node"), phrase: "quote it"},
+
+		{name: "duplicate key", edits: []edit{{"spec.replicatedJobs.0.replicas", "~dup 1000"}}, exit: 1, field: rj0 + ".replicas", phrase: "appears twice in the same map"},
+		{name: "duplicate annotation", ann: map[string]string{"flux-framework.org/enabled": "false"}, edits: []edit{{"metadata.annotations.flux-framework.org/enabled", `~dup "true"`}}, exit: 1, field: "metadata.annotations[flux-framework.org/enabled]", phrase: "appears twice in the same map"},
 
 		// Counts.
 		{name: "zero replicas", edits: []edit{{"spec.replicatedJobs.0.replicas", "0"}}, exit: 1, field: rj0 + ".replicas", phrase: "at least 1"},
@@ -329,6 +334,19 @@ func catalogue(t *testing.T) []hostileCase {
 	}
 }
 
+func appendText(text string) func(string) string {
+	return func(std string) string { return std + text }
+}
+
+func replaceText(old, new string) func(string) string {
+	return func(std string) string {
+		if !strings.Contains(std, old) {
+			panic("replaceText: " + old + " is not in the input")
+		}
+		return strings.Replace(std, old, new, 1)
+	}
+}
+
 // setPath applies one edit to a YAML node.
 func setPath(t *testing.T, root *yaml.RNode, path, value string) {
 	t.Helper()
@@ -356,6 +374,11 @@ func setPath(t *testing.T, root *yaml.RNode, path, value string) {
 					if at >= 0 {
 						n.Content = append(n.Content[:at], n.Content[at+2:]...)
 					}
+					return
+				}
+				if dup, ok := strings.CutPrefix(value, "~dup "); ok {
+					// The key once more, as hand-edited YAML may hold it.
+					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p}, parseNode(t, dup))
 					return
 				}
 				v := parseNode(t, value)
@@ -430,7 +453,7 @@ func functionConfig(doc string) string {
 
 // input builds a case's ResourceList.
 func (c hostileCase) input(t *testing.T) string {
-	if c.raw != "" || c.scope == scopeList || c.scope == scopeOK {
+	if c.corrupt == nil && (c.raw != "" || c.scope == scopeList || c.scope == scopeOK) {
 		return c.raw
 	}
 	bad, err := yaml.Parse(badJobSet)
@@ -454,6 +477,9 @@ func (c hostileCase) input(t *testing.T) string {
 	}
 	if c.config != "" {
 		b.WriteString(functionConfig(c.config))
+	}
+	if c.corrupt != nil {
+		return c.corrupt(b.String())
 	}
 	return b.String()
 }

@@ -96,6 +96,7 @@ var GPUResources = []string{"nvidia.com/gpu", "amd.com/gpu"}
 func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	r := &reader{}
 	root := rn.YNode()
+	r.duplicates(root, "")
 	meta := r.mapping(root, "metadata", "metadata")
 	js := &JobSet{
 		Name:      r.str(meta, "name", "metadata.name"),

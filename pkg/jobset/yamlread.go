@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -158,4 +159,39 @@ func (r *reader) strings(m *yaml.Node, key, path string) []string {
 		out = append(out, it.Value)
 	}
 	return out
+}
+
+// duplicates reports every mapping key that appears twice in one map under
+// n. Readers disagree on which one counts (this package reads the first;
+// kubectl and the API server refuse the object), so a JobSet holding one
+// must not be rendered. Aliases are not followed.
+func (r *reader) duplicates(n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			r.duplicates(c, path)
+		}
+	case yaml.MappingNode:
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			p := k
+			switch {
+			case strings.ContainsAny(k, "./[]"):
+				p = path + "[" + k + "]"
+			case path != "":
+				p = path + "." + k
+			}
+			if seen[k] {
+				r.found.Errorf(p, "appears twice in the same map; keep one (tools disagree on which one counts, and the API server refuses the object)")
+				continue
+			}
+			seen[k] = true
+			r.duplicates(n.Content[i+1], p)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			r.duplicates(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
 }

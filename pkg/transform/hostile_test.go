@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -893,4 +895,156 @@ items:
 	if !strings.Contains(data[plan.BrokerConfig], "'js-w-0-[0-1]'") {
 		t.Errorf("completions 0x2 not read as 2:\n%s", data[plan.BrokerConfig])
 	}
+}
+
+// hROHarness runs one container of a rendered pod in a private mount
+// namespace with a read-only root file system: only the emptyDirs are
+// writable, everything else (/, /tmp, the view image, the ConfigMap and
+// Secret volumes) is read-only, and the script runs as uid 1000. Arguments:
+// init|app, the host directories (image, config, curve), then the command.
+const hROHarness = `set -euo pipefail
+[[ $(readlink /proc/self/ns/mnt) != "$(readlink /proc/1/ns/mnt)" ]] || { echo "not in a private mount namespace" >&2; exit 125; }
+role=$1 image=$2 config=$3 curve=$4 state=$5
+shift 5
+# Everything mounted now is read-only from here on (per-mount flags only:
+# this namespace's mounts, never the host's).
+while read -r _ _ _ _ point _; do
+	case $point in /proc*|/sys*|/dev*) continue ;; esac
+	mount -o remount,bind,ro -- "$point" 2>/dev/null || true
+done </proc/self/mountinfo
+mount -t tmpfs -o mode=0755 jobset-flux-ro /mnt
+mkdir -p /mnt/flux/install /mnt/flux/software /mnt/flux/config /mnt/flux/curve
+# The emptyDirs persist between the init and the app container in $state.
+# (a bind mount inherits the read-only flag of its source: make it rw)
+mount --bind -- "$state/install" /mnt/flux/install
+mount -o remount,bind,rw /mnt/flux/install
+mount --bind -- "$config" /mnt/flux/config
+mount -o remount,bind,ro /mnt/flux/config
+if [[ $role == init ]]; then
+	mount --bind -- "$state/software" /mnt/flux/software
+	mount -o remount,bind,rw /mnt/flux/software
+	mount --bind -- "$image" /opt
+	mount -o remount,bind,ro /opt
+else
+	mount -t tmpfs -o mode=0755 jobset-flux-ro /opt
+	mkdir /opt/software
+	mount -o remount,ro /opt
+	mount --bind -- "$state/software" /opt/software
+	mount -o remount,bind,rw /opt/software
+	mount --bind -- "$curve" /mnt/flux/curve
+	mount -o remount,bind,ro /mnt/flux/curve
+fi
+mount -o remount,ro /mnt
+cd /
+exec setpriv --reuid=1000 --regid=1000 --clear-groups -- "$@"
+`
+
+// The init container and the entrypoint really run as a non-root user
+// with a read-only root file system: they write only to their emptyDirs.
+// Needs root (mount namespaces), unshare, setpriv and bash; skipped
+// without them outside CI.
+func TestScriptsReadOnlyRootNonRoot(t *testing.T) {
+	for _, tool := range []string{"bash", "unshare", "setpriv"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			hSkipOrFail(t, tool+" is not installed")
+		}
+	}
+	if os.Geteuid() != 0 {
+		hSkipOrFail(t, "mount namespaces need root")
+	}
+	if out, err := exec.Command("unshare", "--mount", "--propagation", "private", "true").CombinedOutput(); err != nil {
+		hSkipOrFail(t, fmt.Sprintf("unshare --mount does not work here: %v %s", err, out))
+	}
+	p := hProcessor(t)
+	rl, ok, _ := hRun(t, p, hList(t, nil, hJobSet{command: []string{"app", "--flag"}}.object()))
+	if !ok {
+		t.Fatal(hDump(rl))
+	}
+	data, _, _ := hFind(rl, "ConfigMap", "js"+plan.ConfigMapSuffix).NestedStringMap("data")
+
+	root := t.TempDir()
+	dir := func(parts ...string) string {
+		d := filepath.Join(append([]string{root}, parts...)...)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	write := func(path, text string, mode os.FileMode) {
+		if err := os.WriteFile(path, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The view image's /opt: view -> views/view -> views/._view/h, whose
+	// bin/flux links into the software tree. The stub flux records its
+	// arguments on stdout.
+	image := dir("image")
+	sw := dir("image", "software", "flux-core", "bin")
+	write(filepath.Join(sw, "flux"), "#!/bin/bash\nprintf 'flux-stub:'; printf ' %q' \"$@\"; echo\n", 0o755)
+	dir("image", "views", "._view", "h", "bin")
+	dir("image", "views", "._view", "h", "lib", "python3.12", "site-packages")
+	for _, l := range [][2]string{
+		{"/opt/software/flux-core/bin/flux", "views/._view/h/bin/flux"},
+		{"._view/h", "views/view"},
+		{"/opt/views/view", "view"},
+	} {
+		if err := os.Symlink(l[0], filepath.Join(image, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config := dir("config")
+	for key, text := range data {
+		write(filepath.Join(config, key), text, 0o555)
+	}
+	curveDir := dir("curve")
+	write(filepath.Join(curveDir, plan.CertKey), "# a certificate\n", 0o444)
+	// emptyDirs: world-writable, so that any runAsUser can use them.
+	state := dir("state")
+	for _, d := range []string{"install", "software"} {
+		if err := os.Chmod(dir("state", d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	harness := func(role string, command ...string) string {
+		args := append([]string{"--mount", "--propagation", "private", "bash", "-c", hROHarness, "harness", role, image, config, curveDir, state}, command...)
+		cmd := exec.Command("unshare", args...)
+		cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s container failed: %v\n%s", role, err, out)
+		}
+		return string(out)
+	}
+	harness("init", "/mnt/flux/config/init.sh")
+	if _, err := os.Lstat(filepath.Join(state, "install", "view", "bin", "flux")); err != nil {
+		t.Fatalf("the init container did not install the view: %v", err)
+	}
+	out := harness("app", "/mnt/flux/config/entrypoint.sh", "app", "--flag")
+	if !strings.Contains(out, "flux-stub: start") || !strings.Contains(out, "-- app --flag") {
+		t.Errorf("the entrypoint did not start flux with the command:\n%s", out)
+	}
+	// A write outside the emptyDirs fails in this harness: prove it, or
+	// the test proves nothing.
+	for _, probe := range []string{"/tmp/jobset-flux-ro-probe", "/jobset-flux-ro-probe", "/mnt/flux/config/probe", "/mnt/flux/curve/probe"} {
+		out, err := exec.Command("unshare", "--mount", "--propagation", "private", "bash", "-c", hROHarness, "harness", "app", image, config, curveDir, state, "touch", probe).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "Read-only file system") {
+			os.Remove(probe)
+			t.Fatalf("the harness lets uid 1000 write %s: %v %s", probe, err, out)
+		}
+	}
+}
+
+func hSkipOrFail(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (required in CI)", why)
+	}
+	t.Skipf("%s: skipping; CI=true makes this a failure", why)
 }
