@@ -104,8 +104,9 @@ func examples(t *testing.T) []string {
 }
 
 // notInPackage are files of an example directory that are not part of its
-// kpt package: expected.yaml is kustomize's rendered output (its objects
-// would duplicate the package's; see TestExamplePackagesAsShipped).
+// kpt package: expected.yaml is kustomize's rendered output, which the
+// examples' .krmignore hides from kpt. Copies leave it out, so that only
+// TestExamplePackagesAsShipped depends on that .krmignore.
 var notInPackage = []string{"expected.yaml"}
 
 // copyPackage copies the example package src (without notInPackage) into

@@ -32,13 +32,29 @@ func (it item) id() string {
 	return fmt.Sprintf("%s/%s/%s (%s)", it.node.GetKind(), it.node.GetNamespace(), it.node.GetName(), it.file)
 }
 
-// readPackage reads every object of every *.yaml file under dir (the
-// Kptfile has no .yaml suffix; .expected and .krmignore are not YAML).
+// readPackage reads every object of every *.yaml file under dir, as kpt
+// does: not the Kptfile (no .yaml suffix), nothing under a hidden
+// directory, and not the files the package's .krmignore names (plain
+// names and globs are enough for the packages here).
 func readPackage(t *testing.T, dir string) []item {
 	t.Helper()
+	var ignore []string
+	if data, err := os.ReadFile(filepath.Join(dir, ".krmignore")); err == nil {
+		for line := range strings.Lines(string(data)) {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				ignore = append(ignore, strings.TrimSuffix(line, "/"))
+			}
+		}
+	}
+	ignored := func(name string) bool {
+		return slices.ContainsFunc(ignore, func(pattern string) bool {
+			match, _ := filepath.Match(pattern, name)
+			return match || strings.HasPrefix(name, pattern+"/")
+		})
+	}
 	var items []item
 	for name, data := range snapshot(t, dir) {
-		if !strings.HasSuffix(name, ".yaml") || strings.HasPrefix(name, ".") {
+		if !strings.HasSuffix(name, ".yaml") || strings.HasPrefix(name, ".") || ignored(name) {
 			continue
 		}
 		nodes, err := kio.FromBytes(data)
@@ -480,7 +496,8 @@ func TestResultsDir(t *testing.T) {
 // of the directory, so expected.yaml (kustomize's output, kept beside the
 // package) must be excluded by the example's .krmignore; otherwise kpt
 // passes its rendered JobSet next to jobset.yaml and the function rejects
-// the duplicate.
+// the duplicate. The other tests copy the packages without expected.yaml,
+// so that they test the function, and this one the packaging.
 func TestExamplePackagesAsShipped(t *testing.T) {
 	needTools(t)
 	for _, ex := range examples(t) {
