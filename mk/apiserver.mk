@@ -18,6 +18,9 @@ $(BIN)/kube-apiserver: $(APISERVER_MOD)/go.mod $(APISERVER_MOD)/cmd/kube-apiserv
 $(BIN)/etcd: $(APISERVER_MOD)/go.mod $(APISERVER_MOD)/cmd/etcd/main.go
 	cd $(APISERVER_MOD) && go build -o $@ ./cmd/etcd
 
+# -v shows the start-up and run times; add e.g. -run TestGrid here.
+APISERVER_TEST_FLAGS ?= -v
+
 .PHONY: apiserver-bins test-apiserver
 apiserver-bins: $(BIN)/kube-apiserver $(BIN)/etcd
 

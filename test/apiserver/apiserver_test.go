@@ -92,6 +92,12 @@ func gridCases() []gridCase {
 			}
 		}
 	}
+	// The longest names the function must accept: the hostname of the last
+	// pod, <jobset>-rj0-4-4, is 57 characters (a 63-character pod name with
+	// the Job controller's 6-character random suffix).
+	longName := "grid-long-" + strings.Repeat("x", 39)
+	add([][2]int{{5, 5}})
+	cases[len(cases)-1].name = longName
 	for n := 2; n <= 3; n++ {
 		for _, corner := range [][2]int{{1, 1}, {1, 5}, {5, 1}, {5, 5}} {
 			var rjs [][2]int
@@ -266,7 +272,7 @@ func TestRestrictedPodSecurity(t *testing.T) {
 					jobSpec, _, _ := unstructured.NestedMap(rj, "template", "spec")
 					checkInstallerHardened(t, jobSpec)
 
-					job := jobFromReplicatedJob(t, js, rj)
+					job := jobFromReplicatedJob(t, js, rj, 0)
 					env.warnings.take()
 					if err := dryRunCreate(ctx, env.warnDyn, job, ns); err != nil {
 						t.Errorf("Job %s rejected in the restricted namespace: %s", job.GetName(), describeErr(err))
@@ -274,7 +280,7 @@ func TestRestrictedPodSecurity(t *testing.T) {
 					for _, w := range env.warnings.take() {
 						t.Errorf("Job %s: API server warning in the restricted namespace: %s", job.GetName(), w)
 					}
-					pod := podFromJob(t, job)
+					pod := podFromJob(t, job, 0)
 					if err := dryRunCreate(ctx, env.dyn, pod, ns); err != nil {
 						t.Errorf("Pod %s (replicatedJob %v) not admitted under restricted Pod Security: %s", pod.GetName(), rj["name"], describeErr(err))
 					}
@@ -377,7 +383,7 @@ func TestNegativeControls(t *testing.T) {
 		if err := dryRunCreate(ctx, env.dyn, js, ns); err != nil {
 			t.Errorf("JobSet with a dangling volumeMount: want accepted (CRD schema only), got: %s", describeErr(err))
 		}
-		job := jobFromReplicatedJob(t, js, rj)
+		job := jobFromReplicatedJob(t, js, rj, 0)
 		err := dryRunCreate(ctx, env.dyn, job, ns)
 		wantRejected(t, err, apierrors.IsInvalid, "does-not-exist")
 	})

@@ -107,7 +107,8 @@ func TestMain(m *testing.M) {
 			c.KeepDir()
 			fmt.Fprintf(os.Stderr, "apiserver tests: keeping %s\n", c.Dir)
 		}
-		fmt.Fprintf(os.Stderr, "apiserver tests: etcd + kube-apiserver ready at %s in %s\n", c.URL, c.StartTime.Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "apiserver tests: etcd + kube-apiserver ready at %s in %s (kube-apiserver used %s of CPU; load average %s)\n",
+			c.URL, c.StartTime.Round(time.Millisecond), c.StartCPU.Round(10*time.Millisecond), loadAverage())
 		crd := <-crdCh
 		if err := crd.err; err != nil {
 			env.startErr = fmt.Errorf("JobSet CRD: %w", err)
@@ -120,7 +121,7 @@ func TestMain(m *testing.M) {
 		}
 		code := m.Run()
 		if code != 0 {
-			fmt.Fprintf(os.Stderr, "%s", c.Logs(20))
+			fmt.Fprintf(os.Stderr, "%s", c.ErrorLogs(10))
 		}
 		return code
 	}()
@@ -305,4 +306,13 @@ func (w *warningCollector) take() []string {
 	m := w.msgs
 	w.msgs = nil
 	return m
+}
+
+// loadAverage is the 1-minute load average, to put start-up times in context.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(data))[0]
 }

@@ -100,10 +100,11 @@ func replicatedJobs(t *testing.T, js *unstructured.Unstructured) []map[string]an
 }
 
 // jobFromReplicatedJob builds the batch/v1 Job the JobSet controller would
-// create for the first replica of rj: name <jobset>-<rj>-0, the template's
-// metadata and spec, plus the labels and pod subdomain the controller sets.
-// The JobSet CRD schema does not validate pod templates; a Job does.
-func jobFromReplicatedJob(t *testing.T, js *unstructured.Unstructured, rj map[string]any) *unstructured.Unstructured {
+// create for replica jobIndex of rj: name <jobset>-<rj>-<jobIndex>, the
+// template's metadata and spec, plus the labels and pod subdomain the
+// controller sets. The JobSet CRD schema does not validate pod templates; a
+// Job does.
+func jobFromReplicatedJob(t *testing.T, js *unstructured.Unstructured, rj map[string]any, jobIndex int64) *unstructured.Unstructured {
 	t.Helper()
 	rjName, _, _ := unstructured.NestedString(rj, "name")
 	tmpl, found, err := unstructured.NestedMap(rj, "template")
@@ -118,7 +119,7 @@ func jobFromReplicatedJob(t *testing.T, js *unstructured.Unstructured, rj map[st
 	}
 	labels["jobset.sigs.k8s.io/jobset-name"] = js.GetName()
 	labels["jobset.sigs.k8s.io/replicatedjob-name"] = rjName
-	labels["jobset.sigs.k8s.io/job-index"] = "0"
+	labels["jobset.sigs.k8s.io/job-index"] = fmt.Sprint(jobIndex)
 
 	job := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "batch/v1",
@@ -126,7 +127,7 @@ func jobFromReplicatedJob(t *testing.T, js *unstructured.Unstructured, rj map[st
 		"metadata":   map[string]any{},
 		"spec":       spec,
 	}}
-	job.SetName(fmt.Sprintf("%s-%s-0", js.GetName(), rjName))
+	job.SetName(fmt.Sprintf("%s-%s-%d", js.GetName(), rjName, jobIndex))
 	job.SetLabels(labels)
 	if len(annotations) > 0 {
 		job.SetAnnotations(annotations)
@@ -153,8 +154,10 @@ func podSubdomain(js *unstructured.Unstructured) string {
 	return js.GetName()
 }
 
-// podFromJob builds the Pod the Job controller would create for index 0.
-func podFromJob(t *testing.T, job *unstructured.Unstructured) *unstructured.Unstructured {
+// podFromJob builds the Pod the Job controller would create for completion
+// index idx of an Indexed Job: generated name <job>-<idx>-<suffix>, hostname
+// <job>-<idx>, the completion-index label.
+func podFromJob(t *testing.T, job *unstructured.Unstructured, idx int64) *unstructured.Unstructured {
 	t.Helper()
 	podSpec, found, err := unstructured.NestedMap(job.Object, "spec", "template", "spec")
 	if err != nil || !found {
@@ -167,17 +170,36 @@ func podFromJob(t *testing.T, job *unstructured.Unstructured) *unstructured.Unst
 		"metadata":   map[string]any{},
 		"spec":       podSpec,
 	}}
-	pod.SetName(job.GetName() + "-0")
+	host := fmt.Sprintf("%s-%d", job.GetName(), idx)
+	pod.SetName(host + "-x7k2p")
+	if err := unstructured.SetNestedField(pod.Object, host, "spec", "hostname"); err != nil {
+		t.Fatal(err)
+	}
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels["batch.kubernetes.io/job-completion-index"] = "0"
+	labels["batch.kubernetes.io/job-completion-index"] = fmt.Sprint(idx)
+	labels["batch.kubernetes.io/job-name"] = job.GetName()
 	pod.SetLabels(labels)
 	return pod
 }
 
+// lastIndexes returns replicas-1 of rj and completions-1 of its Job template
+// (the longest Job name and hostname), at least 0.
+func lastIndexes(rj map[string]any) (job, completion int64) {
+	if r, found, _ := unstructured.NestedInt64(rj, "replicas"); found && r > 1 {
+		job = r - 1
+	}
+	if c, found, _ := unstructured.NestedInt64(rj, "template", "spec", "completions"); found && c > 1 {
+		completion = c - 1
+	}
+	return job, completion
+}
+
 // checkAccepted dry-run-creates every rendered object, then every
-// replicatedJob template of every JobSet as a batch/v1 Job, in namespace ns.
+// replicatedJob template of every JobSet as a batch/v1 Job (for the first and
+// the last replica) and as the Pod of the last replica's last completion
+// index, in namespace ns (which needs a default ServiceAccount).
 // Each rejection is reported with the API server's exact message.
 func checkAccepted(t *testing.T, objs []*unstructured.Unstructured, ns string) {
 	t.Helper()
@@ -190,9 +212,25 @@ func checkAccepted(t *testing.T, objs []*unstructured.Unstructured, ns string) {
 	}
 	for _, js := range fluxJobSets(objs) {
 		for _, rj := range replicatedJobs(t, js) {
-			job := jobFromReplicatedJob(t, js, rj)
-			if err := dryRunCreate(ctx, env.dyn, job, ns); err != nil {
-				t.Errorf("API server rejected JobSet %q replicatedJob %q as batch/v1 Job %q: %s", js.GetName(), rj["name"], job.GetName(), describeErr(err))
+			lastJob, lastPod := lastIndexes(rj)
+			indexes := []int64{0}
+			if lastJob > 0 {
+				indexes = append(indexes, lastJob)
+			}
+			for _, j := range indexes {
+				job := jobFromReplicatedJob(t, js, rj, j)
+				if err := dryRunCreate(ctx, env.dyn, job, ns); err != nil {
+					t.Errorf("API server rejected JobSet %q replicatedJob %q as batch/v1 Job %q: %s", js.GetName(), rj["name"], job.GetName(), describeErr(err))
+					continue
+				}
+				if j != lastJob {
+					continue
+				}
+				// The pod with the longest name and hostname.
+				pod := podFromJob(t, job, lastPod)
+				if err := dryRunCreate(ctx, env.dyn, pod, ns); err != nil {
+					t.Errorf("API server rejected JobSet %q replicatedJob %q pod %q: %s", js.GetName(), rj["name"], pod.GetName(), describeErr(err))
+				}
 			}
 		}
 	}

@@ -46,6 +46,7 @@ type Cluster struct {
 	URL        string        // https://127.0.0.1:<port>
 	Config     *rest.Config  // admin client config (token auth, server cert pinned)
 	StartTime  time.Duration // from the first process start to a ready /readyz
+	StartCPU   time.Duration // CPU time kube-apiserver used until ready (load-independent)
 	etcd       *proc
 	apiserver  *proc
 	etcdLog    string
@@ -146,6 +147,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.StartTime = time.Since(begin)
+	c.StartCPU = cpuTime(c.apiserver.cmd.Process.Pid)
 
 	caFile := filepath.Join(certDir, "apiserver.crt")
 	if _, err := os.Stat(caFile); err != nil {
@@ -230,6 +232,45 @@ func (c *Cluster) Stop() {
 
 // KeepDir leaves the temporary directory (logs, data) in place after Stop.
 func (c *Cluster) KeepDir() { c.keepOnFail = true }
+
+// ErrorLogs returns the last n error lines (klog "E" lines) of kube-apiserver's log.
+func (c *Cluster) ErrorLogs(n int) string {
+	data, err := os.ReadFile(c.apiLog)
+	if err != nil {
+		return ""
+	}
+	var errs []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "E") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	if len(errs) > n {
+		errs = errs[len(errs)-n:]
+	}
+	return fmt.Sprintf("--- last %d error lines of %s ---\n%s\n", len(errs), c.apiLog, strings.Join(errs, "\n"))
+}
+
+// cpuTime is the user+system CPU time of a running process, from /proc.
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields of the whole line, in clock ticks (100 Hz).
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+st) * (time.Second / 100)
+}
 
 // Logs returns the last n lines of each process's log.
 func (c *Cluster) Logs(n int) string {
