@@ -91,7 +91,14 @@ func TestMain(m *testing.M) {
 			obj, err := loadJobSetCRD()
 			crdCh <- crdResult{obj, err}
 		}()
-		c, err := cluster.Start(ctx, cluster.Options{KubeAPIServer: kubeAPIServerBin(), Etcd: etcdBin()})
+		opts := cluster.Options{KubeAPIServer: kubeAPIServerBin(), Etcd: etcdBin()}
+		c, err := cluster.Start(ctx, opts)
+		// A free port can be taken by another process before etcd or
+		// kube-apiserver binds it: try again with new ports.
+		for attempt := 2; err != nil && !errors.Is(err, cluster.ErrMissingBinary) && attempt <= 3 && ctx.Err() == nil; attempt++ {
+			fmt.Fprintf(os.Stderr, "apiserver tests: start failed, attempt %d: %v\n", attempt, err)
+			c, err = cluster.Start(ctx, opts)
+		}
 		if err != nil {
 			env.startErr = err
 			fmt.Fprintf(os.Stderr, "apiserver tests: no cluster: %v\n", err)

@@ -30,6 +30,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// ErrMissingBinary reports that kube-apiserver or etcd is not there.
+var ErrMissingBinary = errors.New("binary missing")
+
 // Options names the binaries to run.
 type Options struct {
 	KubeAPIServer string // path to kube-apiserver
@@ -59,7 +62,7 @@ type Cluster struct {
 func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	for _, b := range []string{o.KubeAPIServer, o.Etcd} {
 		if _, err := os.Stat(b); err != nil {
-			return nil, fmt.Errorf("binary missing: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrMissingBinary, err)
 		}
 	}
 	if o.StartTimeout == 0 {
