@@ -284,6 +284,9 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "zero connect-timeout", ann: map[string]string{"flux-framework.org/connect-timeout": "0s"}, exit: 1, field: ann("connect-timeout"), phrase: "longer than zero"},
 		{name: "invalid topology", ann: map[string]string{"flux-framework.org/topology": "kary:0"}, exit: 1, field: ann("topology"), phrase: "must be kary:K"},
 		{name: "invalid replicated-jobs", ann: map[string]string{"flux-framework.org/replicated-jobs": "w,,v"}, exit: 1, field: ann("replicated-jobs"), phrase: "comma-separated list of replicatedJob names"},
+		// Found by FuzzSettings (testdata/fuzz/FuzzSettings/8c7560068b3ef4b7): names were
+		// trimmed of any white space, so a value with a control character was accepted.
+		{name: "replicated-jobs with a form feed", ann: map[string]string{"flux-framework.org/replicated-jobs": "w\f"}, exit: 1, field: ann("replicated-jobs"), phrase: "comma-separated list of replicatedJob names"},
 		{name: "duplicate replicated-jobs", ann: map[string]string{"flux-framework.org/replicated-jobs": "w,w"}, exit: 1, field: ann("replicated-jobs"), phrase: "twice"},
 		{name: "invalid container", ann: map[string]string{"flux-framework.org/container": "App"}, exit: 1, field: ann("container"), phrase: "must be a container name"},
 		{name: "invalid interactive", ann: map[string]string{"flux-framework.org/interactive": "yes"}, exit: 1, field: ann("interactive"), phrase: `must be "true" or "false"`},
@@ -953,7 +956,10 @@ func TestLargeResourceList(t *testing.T) {
 			if outSize < inSize || outSize > inSize+inSize/10 {
 				t.Errorf("%d bytes in, %d out", inSize, outSize)
 			}
-			if tb > 20*ts {
+			// Linear is 10x; the SDK's YAML writer and the garbage
+			// collector on a heap of gigabytes make it 11-17x here.
+			// Quadratic would be 100x.
+			if tb > 25*ts {
 				t.Errorf("10x the size took %.1fx the time", float64(tb)/float64(ts))
 			}
 		})

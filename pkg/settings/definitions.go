@@ -222,7 +222,9 @@ func parseNameList(raw string) ([]string, error) {
 	var names []string
 	seen := map[string]bool{}
 	for _, part := range strings.Split(raw, ",") {
-		name := strings.TrimSpace(part)
+		// Spaces after commas are fine; other white space (a newline, a
+		// form feed) is an error, so an accepted value holds none.
+		name := strings.Trim(part, " ")
 		if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
 			return nil, fmt.Errorf("must be a comma-separated list of replicatedJob names, got %s: %s", quote(name), errs[0])
 		}

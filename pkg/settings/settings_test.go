@@ -79,7 +79,7 @@ func TestCheck(t *testing.T) {
 		},
 		"replicated-jobs": {
 			good: []string{"w", "driver,workers", "a, b", "a-1"},
-			bad:  map[string]string{"": "comma-separated list", "a,,b": "comma-separated list", "A": "comma-separated list", "1a": "comma-separated list", "a,a": "twice", "a;b": "comma-separated list", "a\nb": "comma-separated list"},
+			bad:  map[string]string{"": "comma-separated list", "a,,b": "comma-separated list", "A": "comma-separated list", "1a": "comma-separated list", "a,a": "twice", "a;b": "comma-separated list", "a\nb": "comma-separated list", "a\f": "comma-separated list", "a,\tb": "comma-separated list", "a\n": "comma-separated list"},
 		},
 		"container": {
 			good: []string{"app", "a", "main-1", "1app"},
@@ -150,6 +150,24 @@ func TestCheck(t *testing.T) {
 			}
 			if strings.ContainsFunc(msg, unicode.IsControl) || len(msg) > 1024 {
 				t.Errorf("%s: the message holds a control character or is %d bytes long: %q", name, len(msg), msg[:min(len(msg), 200)])
+			}
+		}
+	}
+}
+
+// A megabyte in any setting is refused at once, and not echoed.
+func TestMegabyteValue(t *testing.T) {
+	for _, long := range []string{strings.Repeat("9", 1<<20), strings.Repeat("a", 1<<20), "-" + strings.Repeat("o", 1<<20)} {
+		for _, name := range settings.Names() {
+			start := time.Now()
+			err := settings.Check(name, long)
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("%s: %v for a megabyte", name, d)
+			}
+			if err == nil {
+				t.Errorf("%s accepts a megabyte", name)
+			} else if len(err.Error()) > 1024 {
+				t.Errorf("%s: a %d-byte message", name, len(err.Error()))
 			}
 		}
 	}
