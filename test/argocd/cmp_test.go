@@ -82,7 +82,7 @@ func repoLayout(t *testing.T) layout {
 		}
 	}
 	if len(missing) > 0 {
-		msg := fmt.Sprintf("missing executables %v: run `make test-argocd` (or `make build bin/kustomize bin/argocd-cmp-server`) in %s", missing, root)
+		msg := fmt.Sprintf("missing executables %v: run `make test-argocd` in %s (it builds all three)", missing, root)
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

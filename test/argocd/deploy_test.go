@@ -13,46 +13,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// repoServerFixture stands in for the Deployment of Argo CD's install.yaml:
-// only what the patch relies on (the name and the volumes var-files and
-// plugins, which the stock manifest declares).
-const repoServerFixture = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: argocd-repo-server
-spec:
-  selector:
-    matchLabels:
-      app.kubernetes.io/name: argocd-repo-server
-  template:
-    metadata:
-      labels:
-        app.kubernetes.io/name: argocd-repo-server
-    spec:
-      initContainers:
-        - name: copyutil
-          image: quay.io/argoproj/argocd:v3.2.12
-          command: [/bin/cp, -n, /usr/local/bin/argocd, /var/run/argocd/argocd-cmp-server]
-          volumeMounts:
-            - name: var-files
-              mountPath: /var/run/argocd
-      containers:
-        - name: argocd-repo-server
-          image: quay.io/argoproj/argocd:v3.2.12
-          volumeMounts:
-            - name: var-files
-              mountPath: /var/run/argocd
-            - name: plugins
-              mountPath: /home/argocd/cmp-server/plugins
-      volumes:
-        - name: var-files
-          emptyDir: {}
-        - name: plugins
-          emptyDir: {}
-`
-
-// TestRepoServerPatch applies repo-server-patch.yaml with kustomize to a
-// repo-server Deployment and checks the sidecar it adds.
+// TestRepoServerPatch applies repo-server-patch.yaml with kustomize to the
+// real argocd-repo-server Deployment of the pinned argo-cd release (from the
+// module cache) and checks the sidecar it adds.
 func TestRepoServerPatch(t *testing.T) {
 	l := repoLayout(t)
 	dir := t.TempDir()
@@ -60,8 +23,17 @@ func TestRepoServerPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	argoDir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-cd/v3").Output()
+	if err != nil {
+		t.Fatalf("locate the argo-cd module: %v\n%s", err, stderrOf(err))
+	}
+	deployment, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(argoDir)),
+		"manifests", "base", "repo-server", "argocd-repo-server-deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]string{
-		"repo-server.yaml":       repoServerFixture,
+		"repo-server.yaml":       string(deployment),
 		"repo-server-patch.yaml": string(patch),
 		"kustomization.yaml": "resources: [repo-server.yaml]\n" +
 			"patches:\n  - path: repo-server-patch.yaml\n",
@@ -92,6 +64,17 @@ func TestRepoServerPatch(t *testing.T) {
 	command, _, _ := unstructured.NestedStringSlice(sidecar, "command")
 	if !slices.Equal(command, []string{"/var/run/argocd/argocd-cmp-server"}) {
 		t.Errorf("sidecar command = %v", command)
+	}
+	// The binary the sidecar runs is the one Argo CD's init container copies.
+	copied := false
+	for _, ic := range namedMaps(podSpec["initContainers"]) {
+		args, _, _ := unstructured.NestedStringSlice(ic, "command")
+		if len(command) == 1 && slices.Contains(args, command[0]) {
+			copied = true
+		}
+	}
+	if !copied {
+		t.Errorf("no init container of the repo-server puts %v in place", command)
 	}
 	if uid, _, _ := unstructured.NestedInt64(sidecar, "securityContext", "runAsUser"); uid != 999 {
 		t.Errorf("sidecar runAsUser = %d, want 999", uid)
