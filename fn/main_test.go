@@ -138,7 +138,7 @@ func (c hostileCase) refKind() string {
 }
 
 func (c hostileCase) refName() string {
-	if c.ref == "" && c.scope != scopeConfig {
+	if c.ref == "" && c.scope == scopeJobSet {
 		return "bad"
 	}
 	return c.ref
@@ -236,6 +236,9 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "replicas beyond int64", edits: []edit{{"spec.replicatedJobs.0.replicas", "99999999999999999999999"}}, exit: 1, field: rj0 + ".replicas", phrase: "must be a whole number"},
 		{name: "over a million brokers", edits: []edit{{"spec.replicatedJobs.0.replicas", "1001"}, {"spec.replicatedJobs.0.template.spec.completions", "1000"}}, exit: 1, field: rj0, phrase: "split it into several JobSets"},
 		{name: "int32 replicas and completions", edits: []edit{{"spec.replicatedJobs.0.replicas", "2147483647"}, {"spec.replicatedJobs.0.template.spec.completions", "2147483647"}}, exit: 1, field: rj0, phrase: "split it into several JobSets"},
+		{name: "completions over a million", edits: []edit{{"spec.replicatedJobs.0.replicas", "1"}, {"spec.replicatedJobs.0.template.spec.completions", "1000001"}}, exit: 1, field: rj0, phrase: "split it into several JobSets"},
+		{name: "completions beyond int32", edits: []edit{{"spec.replicatedJobs.0.template.spec.completions", "2147483648"}}, exit: 1, field: job0 + ".completions", phrase: "fits in 32 bits"},
+		{name: "parallelism beyond int32", edits: []edit{{"spec.replicatedJobs.0.template.spec.parallelism", "-2147483649"}}, exit: 1, field: job0 + ".parallelism", phrase: "fits in 32 bits"},
 		{name: "zero completions", edits: []edit{{"spec.replicatedJobs.0.template.spec.completions", "0"}}, exit: 1, field: job0 + ".completions", phrase: "at least 1"},
 		{name: "negative completions", edits: []edit{{"spec.replicatedJobs.0.template.spec.completions", "-2"}}, exit: 1, field: job0 + ".completions", phrase: "at least 1"},
 		{name: "zero parallelism", edits: []edit{{"spec.replicatedJobs.0.template.spec.parallelism", "0"}}, exit: 1, field: job0 + ".parallelism", phrase: "must equal completions (2)"},
