@@ -6,9 +6,10 @@
 #   make image   (passes --build-arg GO_IMAGE=local/go:... BASE_IMAGE=local/static:nobody)
 #
 # Go modules: when _out/image/gomod/vendor exists (make image writes it with
-# `go mod vendor` on the host), the build uses it and needs no network; CI
-# also passes GOPROXY=off and builds with --network none. A plain
-# `docker build .` has no vendor tree and downloads modules through GOPROXY.
+# `go mod vendor` on the host, hack/image/vendor.sh), the build uses it and
+# needs no network; CI also passes GOPROXY=off and builds with --network
+# none. A plain `docker build .` has no vendor tree and downloads modules
+# through GOPROXY.
 #
 # The build stage uses exec-form RUN only, so the build image needs no shell.
 ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:a688600ca24f8a4d3ca77f95b0dd40704a9fc787c826660eb7ba0b641b8b175d
@@ -22,10 +23,14 @@ ENV CGO_ENABLED=0 \
     GOFLAGS="-trimpath -buildvcs=false"
 WORKDIR /src
 # The glob matches nothing outside CI: only go.mod and go.sum are copied
-# then. In CI it copies the gomod directory's content, vendor/, to ./vendor,
-# which the go command then uses on its own (-mod=vendor is the default
-# when vendor/ exists).
+# then. In CI it copies the gomod directory's content (hack/image/vendor.sh)
+# to the module root: vendor/, which the go command then uses on its own
+# (-mod=vendor is the default when vendor/ exists), and imagedeps/, a main
+# package importing ./fn's dependencies, compiled here so that the build
+# cache in this layer holds them until they change. Outside CI "./..."
+# matches nothing and this step does nothing.
 COPY go.mod go.sum _out/image/gomo[d] ./
+RUN ["go", "build", "-o", "/dev/null", "./..."]
 COPY krmfunction.go krmfunction.yaml ./
 COPY fn ./fn
 COPY pkg ./pkg
