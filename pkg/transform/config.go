@@ -136,7 +136,13 @@ func (p *Processor) validateTyped(cfg *fn.KubeObject) finding.List {
 	var found finding.List
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(cfg.String()), &obj); err != nil {
-		found.Errorf("", "cannot read the %s config: %v", ConfigKind, err)
+		found.Errorf("", "cannot read the %s config: %s", ConfigKind, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return found
+	}
+	// The validator expects JSON-shaped values and panics on a map the
+	// YAML decoder made for keys that are not strings ({0: a}).
+	if path, bad, ok := nonStringKey(obj, ""); ok {
+		found.Errorf(path, "has the key %v, which is not a string: %s fields are named by strings (quote it)", bad, ConfigKind)
 		return found
 	}
 	res := validate.NewSchemaValidator(p.schema, nil, "", strfmt.Default).Validate(obj)
@@ -150,6 +156,55 @@ func (p *Processor) validateTyped(cfg *fn.KubeObject) finding.List {
 		found.Errorf(path, "%s does not match the schema in krmfunction.yaml: %s", ConfigKind, msg)
 	}
 	return found
+}
+
+// nonStringKey converts the maps under v that the YAML decoder made with
+// interface keys into map[string]any, in place, and returns the path and
+// the first key that is not a string (null included).
+func nonStringKey(v any, path string) (string, any, bool) {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, c := range v {
+			if m, ok := c.(map[any]any); ok {
+				conv := make(map[string]any, len(m))
+				for mk, mc := range m {
+					s, ok := mk.(string)
+					if !ok {
+						return join(k), mk, true
+					}
+					conv[s] = mc
+				}
+				v[k], c = conv, conv
+			}
+			if p, bad, found := nonStringKey(c, join(k)); found {
+				return p, bad, true
+			}
+		}
+	case []any:
+		for i, c := range v {
+			if m, ok := c.(map[any]any); ok {
+				conv := make(map[string]any, len(m))
+				for mk, mc := range m {
+					s, ok := mk.(string)
+					if !ok {
+						return fmt.Sprintf("%s[%d]", path, i), mk, true
+					}
+					conv[s] = mc
+				}
+				v[i], c = conv, conv
+			}
+			if p, bad, found := nonStringKey(c, fmt.Sprintf("%s[%d]", path, i)); found {
+				return p, bad, true
+			}
+		}
+	}
+	return "", nil, false
 }
 
 func flatten(err error) []string {
