@@ -189,7 +189,14 @@ func checkTopology(raw string) error {
 	return fmt.Errorf("must be kary:K (K from 1 to 65536, the fan-out of the tree) or binomial, got %s", quote(raw))
 }
 
+// The DNS validators run their pattern even on a value already too long,
+// which takes about a second for a megabyte: the length is checked first
+// (with the validators' own limits and messages).
+
 func checkLabel(raw string) error {
+	if len(raw) > validation.DNS1123LabelMaxLength {
+		raw = raw[:validation.DNS1123LabelMaxLength+1]
+	}
 	if errs := validation.IsDNS1123Label(raw); len(errs) > 0 {
 		return fmt.Errorf("must be a container name (a DNS-1123 label), got %s: %s", quote(raw), errs[0])
 	}
@@ -197,6 +204,9 @@ func checkLabel(raw string) error {
 }
 
 func checkSubdomain(raw string) error {
+	if len(raw) > validation.DNS1123SubdomainMaxLength {
+		raw = raw[:validation.DNS1123SubdomainMaxLength+1]
+	}
 	if errs := validation.IsDNS1123Subdomain(raw); len(errs) > 0 {
 		return fmt.Errorf("must be a Secret name (a DNS-1123 subdomain), got %s: %s", quote(raw), errs[0])
 	}
@@ -225,6 +235,9 @@ func parseNameList(raw string) ([]string, error) {
 		// Spaces after commas are fine; other white space (a newline, a
 		// form feed) is an error, so an accepted value holds none.
 		name := strings.Trim(part, " ")
+		if len(name) > validation.DNS1035LabelMaxLength {
+			name = name[:validation.DNS1035LabelMaxLength+1]
+		}
 		if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
 			return nil, fmt.Errorf("must be a comma-separated list of replicatedJob names, got %s: %s", quote(name), errs[0])
 		}
