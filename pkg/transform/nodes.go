@@ -142,3 +142,25 @@ func removeNamed(m *yaml.Node, key string, names []string) {
 		remove(m, key)
 	}
 }
+
+// quoteAmbiguous double-quotes plain string scalars that YAML 1.1 reads as
+// something else (y, n, yes, on, 0x1f, ...). kubectl and the API server
+// read YAML 1.1, so `command: [lmp, -v, y]` would reach them as a boolean;
+// everything this function writes must mean the same to both readers.
+func quoteAmbiguous(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == yaml.NodeTagString && n.Style == 0 && yaml.IsYaml1_1NonString(n) {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+	case yaml.MappingNode:
+		// Keys are field names and stay as written; values are checked.
+		for i := 1; i < len(n.Content); i += 2 {
+			quoteAmbiguous(n.Content[i])
+		}
+	default:
+		for _, c := range n.Content {
+			quoteAmbiguous(c)
+		}
+	}
+}

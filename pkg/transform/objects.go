@@ -63,5 +63,6 @@ func secret(p *plan.Plan, cert []byte, jobsetAnnotations map[string]string) *fn.
 }
 
 func object(n *yaml.Node) *fn.KubeObject {
+	quoteAmbiguous(n)
 	return fn.MoveToKubeObject(yaml.NewRNode(n))
 }

@@ -201,6 +201,7 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *in
 	for _, g := range pl.Groups {
 		found.Add(setFieldInfos(js, g))
 	}
+	quoteAmbiguous(rn.YNode())
 	out.jobset = fn.MoveToKubeObject(rn)
 	annotations := item.GetAnnotations()
 	out.generated = append(out.generated, configMap(pl, files, annotations))
