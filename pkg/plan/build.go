@@ -183,6 +183,11 @@ func checkNames(js *jobset.JobSet, p *Plan) finding.List {
 	if errs := validation.IsDNS1035Label(js.Name); len(errs) > 0 {
 		found.Errorf("metadata.name", "a Flux JobSet's name must be a DNS-1035 label (it starts its pods' hostnames): %s", errs[0])
 	}
+	if js.Namespace != "" {
+		if errs := validation.IsDNS1123Label(js.Namespace); len(errs) > 0 {
+			found.Errorf("metadata.namespace", "must be a namespace name (a DNS-1123 label): %s", errs[0])
+		}
+	}
 	if p.Subdomain == "" {
 		p.Subdomain = js.Name
 		return found

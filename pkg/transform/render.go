@@ -159,11 +159,15 @@ func installer(p *plan.Plan) *yaml.Node {
 			mapping("name", plan.SoftwareVolume, "mountPath", plan.SoftwareStagingDir),
 			mapping("name", plan.ConfigVolume, "mountPath", plan.ConfigDir, "readOnly", true),
 		),
-		// It only copies files: it needs no privilege, so it never makes a
-		// pod fail the "restricted" Pod Security Standard.
+		// It only copies files into emptyDirs: it needs no privilege and no
+		// writable root, so it never makes a pod fail the "restricted" Pod
+		// Security Standard (runAsNonRoot stays the pod's choice: the view
+		// image's default user is root).
 		"securityContext", mapping(
 			"allowPrivilegeEscalation", false,
 			"capabilities", mapping("drop", stringList("ALL")),
+			"readOnlyRootFilesystem", true,
+			"seccompProfile", mapping("type", string(corev1.SeccompProfileTypeRuntimeDefault)),
 		),
 	)
 }

@@ -35,7 +35,7 @@ func results(reports []report) fn.Results {
 			if f.Path != "" {
 				res.Field = &fn.Field{Path: f.Path}
 				if f.Current != "" {
-					res.Field.CurrentValue = f.Current
+					res.Field.CurrentValue = shorten(f.Current)
 				}
 				if f.Proposed != "" {
 					res.Field.ProposedValue = f.Proposed
@@ -45,6 +45,16 @@ func results(reports []report) fn.Results {
 		}
 	}
 	return out
+}
+
+// shorten keeps a value shown in a result readable: a hostile input may
+// hold a megabyte where a port number belongs.
+func shorten(v string) string {
+	const limit = 200
+	if len(v) <= limit {
+		return v
+	}
+	return v[:limit] + "..."
 }
 
 // kpt still writes the pre-"internal." spellings of the placement
