@@ -3,7 +3,6 @@ package kustomize
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,27 +116,6 @@ func TestWithoutEnableExec(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestKubectlKustomize: `kubectl kustomize` embeds kustomize but has no
-// --enable-exec, so the best it can do is the same silent skip. kubectl is
-// not one of the tools this suite requires: without it the test is skipped.
-func TestKubectlKustomize(t *testing.T) {
-	tl := needTools(t)
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
-	env := tl.env(true, exampleSeed)
-	dir := tl.examples(t)[0]
-	if r := run(t, env, kubectl, "kustomize", dir); r.code == 0 {
-		t.Errorf("kubectl kustomize %s exited 0 without --enable-alpha-plugins", dir)
-	}
-	r := run(t, env, kubectl, "kustomize", "--enable-alpha-plugins", dir)
-	if r.code != 0 {
-		t.Fatalf("kubectl kustomize --enable-alpha-plugins %s: %v", dir, r)
-	}
-	assertUnrendered(t, r.stdout)
 }
 
 // assertUnrendered checks that no JobSet in out was rendered for Flux and
