@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -96,6 +97,13 @@ var byName = func() map[string]definition {
 	return m
 }()
 
+// lazyRegexp compiles a pattern on first use: most renders never validate
+// most settings, and compiling every pattern at start-up is a measurable
+// part of a KRM function's start-up, which every render pays.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
+
 func store(dst *string, raw string, check func(string) error) error {
 	if err := check(raw); err != nil {
 		return err
@@ -127,14 +135,14 @@ func quote(raw string) string {
 
 // An image reference as the container runtimes accept it:
 // [registry[:port]/]path[:tag][@digest], lower-case path components.
-var imagePattern = regexp.MustCompile(`^` +
+var imagePattern = lazyRegexp(`^` +
 	`(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]{1,5})?/)?` +
 	`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
 	`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?` +
 	`(?:@sha256:[a-f0-9]{64})?$`)
 
 func checkImage(raw string) error {
-	if len(raw) > 512 || !imagePattern.MatchString(raw) {
+	if len(raw) > 512 || !imagePattern().MatchString(raw) {
 		return fmt.Errorf("must be an image reference like ghcr.io/converged-computing/flux-view-ubuntu:tag-noble, got %s", quote(raw))
 	}
 	return nil
@@ -142,10 +150,10 @@ func checkImage(raw string) error {
 
 // Interface names: at most 15 characters (IFNAMSIZ), no '/', whitespace or
 // '%' (which Flux would read as a URI template escape).
-var devicePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$`)
+var devicePattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$`)
 
 func checkDevice(raw string) error {
-	if raw == "*" || devicePattern.MatchString(raw) {
+	if raw == "*" || devicePattern().MatchString(raw) {
 		return nil
 	}
 	return fmt.Errorf("must be a network interface name like eth0 (at most 15 letters, digits, '.', '_', '-') or \"*\" for all interfaces, got %s", quote(raw))
@@ -163,10 +171,10 @@ func checkEnum(allowed ...string) func(string) error {
 }
 
 // A Flux Standard Duration: a non-negative number with an optional unit.
-var durationPattern = regexp.MustCompile(`^[0-9]{1,9}(?:\.[0-9]{1,6})?(?:ms|s|m|h|d)?$`)
+var durationPattern = lazyRegexp(`^[0-9]{1,9}(?:\.[0-9]{1,6})?(?:ms|s|m|h|d)?$`)
 
 func checkDuration(raw string) error {
-	if !durationPattern.MatchString(raw) {
+	if !durationPattern().MatchString(raw) {
 		return fmt.Errorf("must be a duration like 5s, 500ms, 1.5m or 1h, got %s", quote(raw))
 	}
 	digits := strings.TrimRight(raw, "msdh")
@@ -252,7 +260,7 @@ func parseNameList(raw string) ([]string, error) {
 
 // Run options reach the entrypoint as separate, quoted words; the pattern is
 // still strict so nothing surprising ends up on flux run's command line.
-var runOptionPattern = regexp.MustCompile(`^[A-Za-z0-9_./:=,+@-]{1,256}$`)
+var runOptionPattern = lazyRegexp(`^[A-Za-z0-9_./:=,+@-]{1,256}$`)
 
 // Options that the function computes itself and must not be given twice.
 var computedRunOptions = []string{"-N", "-n", "-c", "-g", "--nodes", "--ntasks", "--cores-per-task", "--gpus-per-task", "--tasks-per-node", "--gpus-per-node", "--cores-per-node"}
@@ -271,7 +279,7 @@ func parseRunOptions(raw string) ([]string, error) {
 		return nil, fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", quote(words[0]))
 	}
 	for _, w := range words {
-		if !runOptionPattern.MatchString(w) {
+		if !runOptionPattern().MatchString(w) {
 			return nil, fmt.Errorf("word %s may only contain letters, digits and _ . / : = , + @ -", quote(w))
 		}
 		if w == "--" {

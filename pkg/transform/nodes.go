@@ -2,6 +2,7 @@ package transform
 
 import (
 	"slices"
+	"strings"
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -150,7 +151,7 @@ func removeNamed(m *yaml.Node, key string, names []string) {
 func quoteAmbiguous(n *yaml.Node) {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if n.Tag == yaml.NodeTagString && n.Style == 0 && yaml.IsYaml1_1NonString(n) {
+		if n.Tag == yaml.NodeTagString && n.Style == 0 && mayBeYAML11NonString(n.Value) && yaml.IsYaml1_1NonString(n) {
 			n.Style = yaml.DoubleQuotedStyle
 		}
 	case yaml.MappingNode:
@@ -163,4 +164,12 @@ func quoteAmbiguous(n *yaml.Node) {
 			quoteAmbiguous(c)
 		}
 	}
+}
+
+// mayBeYAML11NonString is a cheap first look: every YAML 1.1 boolean,
+// null, number and timestamp starts with one of these bytes, and the full
+// check parses the value with a YAML 1.1 decoder, which is costly to run on
+// every string of every JobSet.
+func mayBeYAML11NonString(v string) bool {
+	return v == "" || strings.IndexByte("0123456789+-.~yYnNtTfFoO", v[0]) >= 0
 }
