@@ -2,8 +2,8 @@ package transform
 
 import (
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
