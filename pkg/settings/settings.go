@@ -7,7 +7,8 @@ package settings
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
@@ -105,7 +106,7 @@ func Resolve(layers ...Layer) (Settings, finding.List) {
 	s.origins = map[string]string{}
 	var found finding.List
 	for _, layer := range layers {
-		for _, name := range sortedKeys(layer.Values) {
+		for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
 			raw := layer.Values[name]
 			def, ok := byName[name]
 			if !ok {
@@ -165,7 +166,7 @@ func NameOfField(field string) (string, bool) {
 func AnnotationLayer(annotations map[string]string) (Layer, finding.List) {
 	layer := Layer{Kind: FromAnnotation, Values: map[string]Raw{}}
 	var found finding.List
-	for _, key := range sortedKeys(annotations) {
+	for _, key := range slices.Sorted(maps.Keys(annotations)) {
 		name, ok := strings.CutPrefix(key, AnnotationPrefix)
 		if !ok || key == EnabledAnnotation {
 			continue
@@ -185,15 +186,6 @@ var EnvNames = map[string]string{
 	"FLUX_VIEW_IMAGE":     "view-image",
 	"FLUX_NETWORK_DEVICE": "network-device",
 	"FLUX_QUEUE_POLICY":   "queue-policy",
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // suggest returns ` (did you mean "x"?)` for the closest known name, if close.

@@ -2,6 +2,8 @@ package transform
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,7 +65,7 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got %s %s", ConfigKind, ConfigAPIVersion, cfg.GetAPIVersion(), cfg.GetKind())
 		return layer, found
 	}
-	for _, name := range sortedKeys(layer.Values) {
+	for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
 		raw := layer.Values[name]
 		if err := settings.Check(name, raw.Value); err != nil {
 			found = append(found, finding.Finding{Severity: finding.Error, Path: raw.Path, Current: raw.Value,
@@ -254,7 +256,7 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 		found.Errorf("spec", "cannot read spec: %v", err)
 		return found
 	}
-	for _, field := range sortedKeys(fields) {
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
 		name, known := settings.NameOfField(field)
 		if !known {
 			found.Errorf("spec."+field, "unknown field")
@@ -299,13 +301,4 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 		values[name] = settings.Raw{Value: raw, Path: "spec." + field}
 	}
 	return found
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -37,8 +37,9 @@ func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]stri
 // configMap builds the ConfigMap holding the scripts and the broker config.
 func configMap(p *plan.Plan, files fluxfiles.Files, jobsetAnnotations map[string]string) *fn.KubeObject {
 	data := mapping()
+	contents := files.Map()
 	for _, key := range []string{plan.BrokerConfig, plan.EntrypointScript, plan.InitScript} {
-		v := str(files.Map()[key])
+		v := str(contents[key])
 		v.Style = yaml.LiteralStyle
 		set(data, key, v, "")
 	}
