@@ -26,6 +26,7 @@ import (
 	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -111,8 +112,8 @@ func runKRM(proc *transform.Processor, stdin io.Reader, stdout, stderr io.Writer
 		return exitFailed
 	}
 	ok, procErr := proc.Process(rl)
-	sortItems(rl.Items)
-	out, err := rl.ToYAML()
+	resourcelist.Sort(rl.Items)
+	out, err := resourcelist.Encode(rl)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
 		return exitProblem
@@ -130,25 +131,6 @@ func runKRM(proc *transform.Processor, stdin io.Reader, stdout, stderr io.Writer
 		return exitFailed
 	}
 	return exitOK
-}
-
-// sortItems puts the items in the order rl.ToYAML writes them (apiVersion,
-// kind, namespace, name), computing each item's key once. The SDK's sort
-// recomputes both keys on every comparison, which takes about a minute for
-// 200k items; on a list already in order it does little work.
-func sortItems(items fn.KubeObjects) {
-	type keyed struct {
-		key string
-		obj *fn.KubeObject
-	}
-	ks := make([]keyed, len(items))
-	for i, it := range items {
-		ks[i] = keyed{fmt.Sprintf("%s %s %s %s", it.GetAPIVersion(), it.GetKind(), it.GetNamespace(), it.GetName()), it}
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
-	for i := range ks {
-		items[i] = ks[i].obj
-	}
 }
 
 // resourceListVersions are the ResourceList versions of the KRM function

@@ -166,10 +166,35 @@ func quoteAmbiguous(n *yaml.Node) {
 	}
 }
 
-// mayBeYAML11NonString is a cheap first look: every YAML 1.1 boolean,
-// null, number and timestamp starts with one of these bytes, and the full
-// check parses the value with a YAML 1.1 decoder, which is costly to run on
-// every string of every JobSet.
+// mayBeYAML11NonString is a cheap first look, because the full check
+// parses the value with a YAML 1.1 decoder, which is costly to run on every
+// string of every JobSet. Every YAML 1.1 boolean, null, number and
+// timestamp starts with one of "0123456789+-.~yYnNtTfFoO"; a value that
+// starts with a letter and holds only letters, digits and "-_./" is one
+// plain scalar, which YAML 1.1 reads as a string unless it is one of its
+// boolean or null words.
 func mayBeYAML11NonString(v string) bool {
-	return v == "" || strings.IndexByte("0123456789+-.~yYnNtTfFoO", v[0]) >= 0
+	if v == "" || strings.IndexByte("0123456789+-.~yYnNtTfFoO", v[0]) < 0 {
+		return v == ""
+	}
+	if isLetter(v[0]) && strings.IndexFunc(v, notWordRune) < 0 {
+		return yaml11Words[v]
+	}
+	return true
+}
+
+// yaml11Words are the plain scalars starting with a letter that YAML 1.1
+// reads as a boolean or null.
+var yaml11Words = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true,
+	"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+	"null": true, "Null": true, "NULL": true,
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func notWordRune(r rune) bool {
+	return !(r < 0x80 && (isLetter(byte(r)) || '0' <= r && r <= '9' || strings.ContainsRune("-_./", r)))
 }

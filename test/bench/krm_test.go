@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	jobsetflux "github.com/jobset-flux/jobset-flux"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/jobset-flux/jobset-flux/test/bench/internal/gen"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -60,7 +61,8 @@ func BenchmarkKRM(b *testing.B) {
 				if ok, err := proc.Process(rl); !ok || err != nil {
 					b.Fatalf("Process: %v, %v", ok, err)
 				}
-				if _, err := rl.ToYAML(); err != nil {
+				resourcelist.Sort(rl.Items)
+				if _, err := resourcelist.Encode(rl); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -82,4 +84,40 @@ func benchSizes(b *testing.B) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// TestEncodeMatchesToYAMLOnMix: on a rendered mix (generated ConfigMaps,
+// Secrets, edited JobSets and kpt annotations), the function's writer gives
+// the bytes of the SDK's ToYAML, which the floor uses.
+func TestEncodeMatchesToYAMLOnMix(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := gen.Mix(&buf, 400, 3); err != nil {
+		t.Fatal(err)
+	}
+	proc, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: benchSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, err := fn.ParseResourceList(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := proc.Process(rl); !ok || err != nil {
+		t.Fatalf("Process: %v, %v", ok, err)
+	}
+	resourcelist.Sort(rl.Items)
+	got, err := resourcelist.Encode(rl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := rl.ToYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Encode (%d bytes) differs from ToYAML (%d bytes)", len(got), len(want))
+	}
+	if n := bytes.Count(got, []byte("\n- apiVersion:")); n < 400 {
+		t.Fatalf("the output holds %d items, want at least the 400 input resources", n)
+	}
 }

