@@ -309,8 +309,9 @@ func overlaps(a, b string) bool {
 	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
 }
 
-// placeRanks numbers the pods in rank order (group, then job index, then
-// pod index), writes each group's compact hostlist and checks hostnames.
+// placeRanks numbers the pods in rank order (group by group, in the order
+// groupHosts gives), writes each group's compact hostlist and checks
+// hostnames.
 func placeRanks(js *jobset.JobSet, p *Plan) finding.List {
 	var found finding.List
 	rank := 0
@@ -332,20 +333,31 @@ func placeRanks(js *jobset.JobSet, p *Plan) finding.List {
 			found.Errorf(js.ReplicatedJobs[g.Index].Path, "the Flux instance would have more than %d brokers; split it into several JobSets", MaxBrokers)
 			return found
 		}
-		var hosts hostlist.List
-		prefix := js.Name + "-" + g.Name + "-"
-		if g.Completions == 1 {
-			hosts.AppendRange(prefix, 0, g.Replicas-1, "-0")
-		} else {
-			for j := 0; j < g.Replicas; j++ {
-				hosts.AppendRange(prefix+strconv.Itoa(j)+"-", 0, g.Completions-1, "")
-			}
-		}
-		g.Hosts = hosts.String()
+		g.Hosts = groupHosts(js.Name+"-"+g.Name+"-", g.Replicas, g.Completions)
 		rank += g.Replicas * g.Completions
 	}
 	p.Brokers = rank
 	return found
+}
+
+// groupHosts is the hostlist of a group's pods <prefix><job>-<pod>, in
+// their rank order. An RFC 29 expression has one bracket, so a grid of
+// replicas x completions takes one expression per row: the brackets range
+// over the longer side, which keeps the list at min(replicas, completions)
+// expressions (Jobs of one pod, or one Job of many, need one). Ranks may be
+// in any order all brokers agree on; rank 0 is <prefix>0-0 either way.
+func groupHosts(prefix string, replicas, completions int) string {
+	var hosts hostlist.List
+	if replicas <= completions {
+		for j := 0; j < replicas; j++ {
+			hosts.AppendRange(prefix+strconv.Itoa(j)+"-", 0, completions-1, "")
+		}
+	} else {
+		for p := 0; p < completions; p++ {
+			hosts.AppendRange(prefix, 0, replicas-1, "-"+strconv.Itoa(p))
+		}
+	}
+	return hosts.String()
 }
 
 // resources derives tasks, cores and GPUs per node and per task.

@@ -122,6 +122,52 @@ func TestRanksAndHostlists(t *testing.T) {
 	}
 }
 
+// TestGridHostlists: a group of replicas x completions is written as
+// min(replicas, completions) expressions, bracketing the longer side, and
+// expands to every pod's hostname once, rank 0 first.
+func TestGridHostlists(t *testing.T) {
+	for _, tc := range []struct {
+		replicas, completions int
+		want                  string
+	}{
+		{1, 1, "js-w-0-0"},
+		{1, 5, "js-w-0-[0-4]"},
+		{5, 1, "js-w-[0-4]-0"},
+		{2, 3, "js-w-0-[0-2],js-w-1-[0-2]"},
+		{3, 2, "js-w-[0-2]-0,js-w-[0-2]-1"},
+		{3, 3, "js-w-0-[0-2],js-w-1-[0-2],js-w-2-[0-2]"},
+		{5000, 2, "js-w-[0-4999]-0,js-w-[0-4999]-1"},
+		{2, 5000, "js-w-0-[0-4999],js-w-1-[0-4999]"},
+	} {
+		js := read(t, jobsetYAML(nil, fmt.Sprintf("w:%d:%d", tc.replicas, tc.completions)))
+		p, found := Build(js, settings.Layer{})
+		if p == nil {
+			t.Fatalf("%dx%d: Build failed: %v", tc.replicas, tc.completions, errorsOf(found))
+		}
+		if p.Groups[0].Hosts != tc.want {
+			t.Errorf("%dx%d: hosts = %q, want %q", tc.replicas, tc.completions, p.Groups[0].Hosts, tc.want)
+		}
+		got, err := hostlist.Expand(p.Hostlist(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pods []string
+		for j := range tc.replicas {
+			for i := range tc.completions {
+				pods = append(pods, fmt.Sprintf("js-w-%d-%d", j, i))
+			}
+		}
+		if got[0] != "js-w-0-0" || len(got) != len(pods) {
+			t.Errorf("%dx%d: %d hosts starting with %q, want %d starting with js-w-0-0", tc.replicas, tc.completions, len(got), got[0], len(pods))
+		}
+		slices.Sort(got)
+		slices.Sort(pods)
+		if !slices.Equal(got, pods) {
+			t.Errorf("%dx%d: the hosts are not the pods' hostnames, each once", tc.replicas, tc.completions)
+		}
+	}
+}
+
 func TestResourcesDerived(t *testing.T) {
 	for _, tc := range []struct {
 		name                                string
