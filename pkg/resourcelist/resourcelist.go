@@ -12,8 +12,11 @@ package resourcelist
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
@@ -50,35 +53,54 @@ func Sort(items fn.KubeObjects) {
 //
 // Every piece is encoded by the SDK inside a list that holds only that
 // piece, so it takes the same column and context as in the whole list
-// and comes out the same; only the shared header is cut off.
+// and comes out the same; only the shared header is cut off. Items are
+// encoded on all CPUs: encoding only reads the nodes, and an alias to
+// another item's anchor is written by name.
 func Encode(rl *fn.ResourceList) ([]byte, error) {
-	var out bytes.Buffer
-	out.WriteString(header)
-	for i, item := range rl.Items {
-		b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{item}, FunctionConfig: fn.NewEmptyKubeObject()})
+	pieces := make([][]byte, len(rl.Items), len(rl.Items)+2)
+	errs := make([]error, len(rl.Items))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(rl.Items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(rl.Items); i = int(next.Add(1)) - 1 {
+				pieces[i], errs[i] = piece(&fn.ResourceList{Items: fn.KubeObjects{rl.Items[i]}, FunctionConfig: fn.NewEmptyKubeObject()})
+				if i > 0 && errs[i] == nil {
+					pieces[i] = pieces[i][len(itemsKey):]
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("items[%d] (%s %s): %w", i, item.GetKind(), item.GetName(), err)
+			return nil, fmt.Errorf("items[%d] (%s %s): %w", i, rl.Items[i].GetKind(), rl.Items[i].GetName(), err)
 		}
-		if i > 0 {
-			b = b[len(itemsKey):]
-		}
-		out.Write(b)
 	}
 	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
 		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
 		if err != nil {
 			return nil, fmt.Errorf("functionConfig: %w", err)
 		}
-		out.Write(b)
+		pieces = append(pieces, b)
 	}
 	if len(rl.Results) > 0 {
 		b, err := piece(&fn.ResourceList{Results: rl.Results, FunctionConfig: fn.NewEmptyKubeObject()})
 		if err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
-		out.Write(b)
+		pieces = append(pieces, b)
 	}
-	return out.Bytes(), nil
+	size := len(header)
+	for _, p := range pieces {
+		size += len(p)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, header...)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return out, nil
 }
 
 // piece encodes a list with one field besides apiVersion and kind and
