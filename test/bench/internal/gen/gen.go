@@ -425,5 +425,6 @@ func MixName(n int) string { return fmt.Sprintf("mix-%d", n) }
 // ShapeName is the name of the one-JobSet input of shape s.
 func ShapeName(s Shape) string { return "jobset-" + s.String() }
 
-// Shapes10k are the three ways to lay out a 10,000-pod JobSet.
-var Shapes10k = []Shape{{1, 10000}, {10000, 1}, {100, 100}}
+// Shapes10k are ways to lay out a 10,000-pod JobSet: one Job, Jobs of one
+// pod, and two grids (a short side of 2 and a square).
+var Shapes10k = []Shape{{1, 10000}, {10000, 1}, {5000, 2}, {100, 100}}
