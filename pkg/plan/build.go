@@ -203,15 +203,13 @@ func checkNetwork(js *jobset.JobSet, p *Plan) finding.List {
 	var found finding.List
 	switch {
 	case js.EnableDNSHostnames == nil:
-		p.SetDNSHostnames = true
-		found.Infof("spec.network.enableDNSHostnames", "set to true: brokers find each other by pod hostname")
+		p.SetDNSHostnames = true // brokers find each other by pod hostname
 	case !*js.EnableDNSHostnames:
 		found.Errorf("spec.network.enableDNSHostnames", "is false, but Flux brokers connect to each other by hostname; remove it or set it to true")
 	}
 	switch {
 	case js.PublishNotReadyAddresses == nil:
-		p.SetPublishNotReady = true
-		found.Infof("spec.network.publishNotReadyAddresses", "set to true: brokers must resolve each other before they are ready")
+		p.SetPublishNotReady = true // brokers must resolve each other before they are ready
 	case !*js.PublishNotReadyAddresses:
 		found.Warnf("spec.network.publishNotReadyAddresses", "is false: a pod's hostname resolves only once it is ready, so a readiness probe that waits for Flux would deadlock the instance; set it to true unless you know why not")
 	}
@@ -409,7 +407,7 @@ func interactive(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List 
 	case s.Interactive == nil:
 		p.Interactive = !hasCommand
 		if p.Interactive {
-			found.Infof(c.Path, "the container has no command or args, so the Flux instance is interactive: it stays up until `flux shutdown`")
+			found.Infof(c.Path, "container %q has no command or args, so the Flux instance is interactive: it stays up until `flux shutdown`", c.Name)
 		}
 	case *s.Interactive:
 		p.Interactive = true

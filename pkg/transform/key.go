@@ -27,7 +27,7 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 		return nil, jobsetFound, secretFound
 	}
 	if !pl.GenerateSecret {
-		jobsetFound.Infof("", "uses the existing Secret %q (key %s) for its CURVE certificate; it must exist in the JobSet's namespace", pl.SecretName, plan.CertKey)
+		jobsetFound.Infof("", "uses the existing Secret %q (key %s) for its CURVE certificate, which must exist in the JobSet's namespace", pl.SecretName, plan.CertKey)
 		return nil, jobsetFound, nil
 	}
 	var keys curve.KeyPair

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
@@ -198,9 +199,7 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *in
 		found.Errorf("", "cannot edit the JobSet: %v", err)
 		return out
 	}
-	for _, g := range pl.Groups {
-		found.Add(setFieldInfos(js, g))
-	}
+	found = summarize(found, pl)
 	quoteAmbiguous(rn.YNode())
 	out.jobset = fn.MoveToKubeObject(rn)
 	annotations := item.GetAnnotations()
@@ -211,27 +210,72 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *in
 	return out
 }
 
-// setFieldInfos tells the user which Job fields were set on their behalf.
-func setFieldInfos(js *jobset.JobSet, g plan.Group) finding.List {
-	var found finding.List
-	rj := &js.ReplicatedJobs[g.Index]
-	job := rj.JobPath()
+// summarize replaces the infos in found with one: what was set on the
+// user's behalf (spec.network, then each replicatedJob in rank order) and
+// the notes recorded while rendering (infos without a value set; their
+// messages name what they are about, since the merged info has no field
+// path). kpt prints every result, so a JobSet gets one info line, not one
+// per field; errors and warnings keep a result each. When nothing was set
+// and no note applies (re-rendering the function's own output), there is
+// no info at all.
+func summarize(found finding.List, pl *plan.Plan) finding.List {
+	var parts, notes []string
+	for _, f := range found {
+		if f.Severity == finding.Info {
+			notes = append(notes, f.Message)
+		}
+	}
+	found = slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
+	var network []string
+	if pl.SetDNSHostnames {
+		network = append(network, "spec.network.enableDNSHostnames=true")
+	}
+	if pl.SetPublishNotReady {
+		network = append(network, "spec.network.publishNotReadyAddresses=true")
+	}
+	if len(network) > 0 {
+		parts = append(parts, "set "+strings.Join(network, ", "))
+	}
+	for _, g := range pl.Groups {
+		if set := jobDefaults(g); len(set) > 0 {
+			parts = append(parts, fmt.Sprintf("replicatedJob %q: set %s", g.Name, strings.Join(set, ", ")))
+		}
+	}
+	parts = append(parts, notes...)
+	if len(parts) == 0 {
+		return found
+	}
+	brokers := "brokers"
+	if pl.Brokers == 1 {
+		brokers = "broker"
+	}
+	found.Infof("", "rendered for Flux (%d %s); %s", pl.Brokers, brokers, strings.Join(parts, "; "))
+	return found
+}
+
+// jobDefaults lists the Job fields of a group set on the user's behalf, as
+// field=value: Flux needs each pod's stable hostname (Indexed), every
+// broker running at once (parallelism = completions), a failed broker
+// failing the Job (backoffLimit 0; the JobSet failurePolicy decides what
+// happens next) and no restarted leader that could never rejoin (Never).
+func jobDefaults(g plan.Group) []string {
+	var set []string
 	if g.Set.CompletionMode {
-		found.Infof(job+".completionMode", "set to Indexed: Flux needs each pod's stable hostname")
+		set = append(set, "completionMode=Indexed")
 	}
 	if g.Set.Completions {
-		found.Infof(job+".completions", "set to %d", g.Completions)
+		set = append(set, fmt.Sprintf("completions=%d", g.Completions))
 	}
 	if g.Set.Parallelism {
-		found.Infof(job+".parallelism", "set to %d (= completions): every broker must run at once", g.Completions)
+		set = append(set, fmt.Sprintf("parallelism=%d", g.Completions))
 	}
 	if g.Set.BackoffLimit {
-		found.Infof(job+".backoffLimit", "set to 0: a failed broker fails the Job, and the JobSet failurePolicy decides what happens next")
+		set = append(set, "backoffLimit=0")
 	}
 	if g.Set.RestartPolicy {
-		found.Infof(rj.Pod.Path+".restartPolicy", "set to Never: a restarted leader alone could never rejoin the instance")
+		set = append(set, "restartPolicy=Never")
 	}
-	return found
+	return set
 }
 
 // index finds input objects by kind, namespace and name.
