@@ -150,14 +150,24 @@ func Names() []string {
 // FieldName returns the JobSetFlux spec field of a setting name.
 func FieldName(name string) string { return byName[name].field }
 
-// NameOfField returns the setting name of a JobSetFlux spec field.
-func NameOfField(field string) (string, bool) {
+// Fields returns every JobSetFlux spec field, in documentation order.
+func Fields() []string {
+	fields := make([]string, len(definitions))
+	for i, d := range definitions {
+		fields[i] = d.field
+	}
+	return fields
+}
+
+// OfField returns the setting name of a JobSetFlux spec field and the
+// field's type.
+func OfField(field string) (name string, typ Type, ok bool) {
 	for _, d := range definitions {
 		if d.field == field {
-			return d.name, true
+			return d.name, d.typ, true
 		}
 	}
-	return "", false
+	return "", Type{}, false
 }
 
 // AnnotationLayer reads the flux-framework.org/<setting> annotations of a

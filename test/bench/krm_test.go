@@ -11,7 +11,6 @@ import (
 	"os"
 	"testing"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/jobset-flux/jobset-flux/test/bench/internal/gen"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -49,7 +48,7 @@ func BenchmarkKRM(b *testing.B) {
 		b.Run(fmt.Sprintf("fn/%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				proc, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: benchSeed})
+				proc, err := transform.New(transform.Options{Seed: benchSeed})
 				if err != nil {
 					b.Fatal(err)
 				}
