@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/pelletier/go-toml/v2"
@@ -61,18 +62,21 @@ var funcs = template.FuncMap{
 	"sh":   shWord,
 }
 
-// The templates are parsed once: Render runs for every JobSet a pipeline
-// sees, and parsing costs far more than executing.
+// The templates are parsed once, on first use: Render runs for every
+// JobSet a pipeline sees, and parsing costs far more than executing; but a
+// run with no Flux JobSet (every run's start-up) must not pay for parsing.
 var (
 	initTmpl       = parse(plan.InitScript, initText)
 	entrypointTmpl = parse(plan.EntrypointScript, entrypointText)
 	brokerTmpl     = parse(plan.BrokerConfig, brokerText)
 )
 
-func parse(name, text string) *template.Template {
-	// missingkey only matters for maps, but an unknown field must never
-	// render as "<no value>" in a script, so be strict everywhere.
-	return template.Must(template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text))
+func parse(name, text string) func() *template.Template {
+	return sync.OnceValue(func() *template.Template {
+		// missingkey only matters for maps, but an unknown field must never
+		// render as "<no value>" in a script, so be strict everywhere.
+		return template.Must(template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text))
+	})
 }
 
 // queuePolicies are the values fluxion's qmanager accepts for queue-policy.
@@ -127,13 +131,13 @@ func Render(p *plan.Plan) (Files, error) {
 
 	var f Files
 	var err error
-	if f.Init, err = execute(initTmpl, &d); err != nil {
+	if f.Init, err = execute(initTmpl(), &d); err != nil {
 		return Files{}, err
 	}
-	if f.Entrypoint, err = execute(entrypointTmpl, &d); err != nil {
+	if f.Entrypoint, err = execute(entrypointTmpl(), &d); err != nil {
 		return Files{}, err
 	}
-	if f.Broker, err = execute(brokerTmpl, &d); err != nil {
+	if f.Broker, err = execute(brokerTmpl(), &d); err != nil {
 		return Files{}, err
 	}
 	if err := checkBroker(f.Broker, len(p.Groups)); err != nil {
