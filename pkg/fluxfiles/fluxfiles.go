@@ -16,6 +16,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,7 +81,7 @@ func parse(name, text string) func() *template.Template {
 }
 
 // queuePolicies are the values fluxion's qmanager accepts for queue-policy.
-var queuePolicies = map[string]bool{"fcfs": true, "easy": true, "conservative": true, "hybrid": true}
+var queuePolicies = []string{"fcfs", "easy", "conservative", "hybrid"}
 
 // data is what the templates see: the plan itself plus the values derived
 // from it, computed here so that the templates hold no logic beyond
@@ -220,7 +221,7 @@ func check(p *plan.Plan) error {
 	if p.NetworkDevice == "" {
 		bad("empty network device (use \"*\" for all interfaces)")
 	}
-	if !queuePolicies[p.QueuePolicy] {
+	if !slices.Contains(queuePolicies, p.QueuePolicy) {
 		bad("queue policy %q is not one of fcfs, easy, conservative, hybrid", p.QueuePolicy)
 	}
 	if p.ConnectTimeout == "" {

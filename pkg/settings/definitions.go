@@ -114,13 +114,16 @@ var definitions = []definition{
 	}},
 }
 
-var byName = func() map[string]definition {
-	m := make(map[string]definition, len(definitions))
+// byName finds a setting's definition. A linear search of the fifteen
+// settings is as fast as a map here, and builds nothing at start-up.
+func byName(name string) (definition, bool) {
 	for _, d := range definitions {
-		m[d.name] = d
+		if d.name == name {
+			return d, true
+		}
 	}
-	return m
-}()
+	return definition{}, false
+}
 
 // lazyRegexp compiles a pattern on first use: most renders never validate
 // most settings, and compiling every pattern at start-up is a measurable

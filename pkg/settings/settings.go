@@ -108,7 +108,7 @@ func Resolve(layers ...Layer) (Settings, finding.List) {
 	for _, layer := range layers {
 		for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
 			raw := layer.Values[name]
-			def, ok := byName[name]
+			def, ok := byName(name)
 			if !ok {
 				found.Errorf(raw.Path, "unknown setting %s%s", quote(name), suggest(name))
 				continue
@@ -130,7 +130,7 @@ func Resolve(layers ...Layer) (Settings, finding.List) {
 
 // Check validates one raw value of the named setting without applying it.
 func Check(name, value string) error {
-	def, ok := byName[name]
+	def, ok := byName(name)
 	if !ok {
 		return fmt.Errorf("unknown setting %s%s", quote(name), suggest(name))
 	}
@@ -148,7 +148,10 @@ func Names() []string {
 }
 
 // FieldName returns the JobSetFlux spec field of a setting name.
-func FieldName(name string) string { return byName[name].field }
+func FieldName(name string) string {
+	d, _ := byName(name)
+	return d.field
+}
 
 // Fields returns every JobSetFlux spec field, in documentation order.
 func Fields() []string {
@@ -182,7 +185,7 @@ func AnnotationLayer(annotations map[string]string) (Layer, finding.List) {
 			continue
 		}
 		path := fmt.Sprintf("metadata.annotations[%s]", key)
-		if _, known := byName[name]; !known {
+		if _, known := byName(name); !known {
 			found.Errorf(path, "unknown setting annotation %s%s", quote(key), suggest(name))
 			continue
 		}
