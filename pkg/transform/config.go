@@ -188,7 +188,7 @@ func specValues(spec any, values map[string]settings.Raw) finding.List {
 		case "array":
 			items, ok := v.([]any)
 			if !ok {
-				found.Errorf(path, schemaMismatch+"%s must be a list of strings, one item each (such as [a, b]), got %s", field, describe(v))
+				found.Errorf(path, schemaMismatch+"%s must be a list of strings, one item each (such as [a, b]), got %s%s", field, describe(v), nullHint(v))
 				continue
 			}
 			var bad finding.List
@@ -199,7 +199,7 @@ func specValues(spec any, values map[string]settings.Raw) finding.List {
 			}
 		default:
 			if raw, ok = scalar(typ, v); !ok {
-				found.Errorf(path, schemaMismatch+"%s %s, got %s", field, expected(typ, v), describe(v))
+				found.Errorf(path, schemaMismatch+"%s %s, got %s%s", field, expected(typ, v), describe(v), nullHint(v))
 				continue
 			}
 		}
@@ -278,6 +278,14 @@ func expected(typ settings.Type, v any) string {
 		return "must be true or false"
 	}
 	return "must be a string" + quoteHint(v)
+}
+
+// nullHint tells what to do with a field left empty (port: or port: null).
+func nullHint(v any) string {
+	if v == nil {
+		return "; give it a value, or remove the field to get the default"
+	}
+	return ""
 }
 
 // quoteHint tells how to write a number, boolean or date as a string.
