@@ -1,5 +1,5 @@
-// Package jobsetflux holds the function's metadata file so that the
-// function and its tests validate configs against the schema users read.
+// Package jobsetflux holds the function's metadata file so that tests can
+// hold the function to the config schema users read.
 package jobsetflux
 
 import _ "embed"

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"unicode"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
@@ -82,7 +81,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
 		return exitProblem
 	}
-	proc, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: seed})
+	proc, err := transform.New(transform.Options{Seed: seed})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
 		return exitProblem

@@ -4,11 +4,17 @@
 // broker's TOML configuration. They travel in one ConfigMap, keyed by
 // plan.InitScript, plan.EntrypointScript and plan.BrokerConfig.
 //
-// The files are text/template templates embedded next to this code. Every
-// value that comes from a JobSet reaches them through a quoting function
-// (toml or sh), never by plain interpolation, because JobSet fields are
-// user input and a stray quote or newline must not change the structure of
-// a TOML document or a shell script.
+// The files are templates embedded next to this code, holding only
+// {{name}} placeholders: Render computes every value, and every value that
+// comes from a JobSet reaches a file through a quoting function (tomlValue
+// or shWord), never by plain interpolation, because JobSet fields are user
+// input and a stray quote or newline must not change the structure of a
+// TOML document or a shell script.
+//
+// text/template is not used: its reflection (reflect.Value.MethodByName)
+// makes the linker keep every exported method of every type in the
+// binary, which made the function 6.8 MB larger and cost every run about
+// 1.3 ms of start-up, most of what it spent above the KRM SDK's own.
 package fluxfiles
 
 import (
@@ -16,9 +22,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
-	"text/template"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -50,52 +56,67 @@ var (
 	initText string
 	//go:embed entrypoint.sh.tmpl
 	entrypointText string
+	//go:embed entrypoint-interactive.sh.tmpl
+	interactiveText string
+	//go:embed entrypoint-run.sh.tmpl
+	runText string
 	//go:embed broker.toml.tmpl
 	brokerText string
 )
 
-// funcs are the only ways a template may print a value that did not come
-// from the template text itself.
-var funcs = template.FuncMap{
-	"toml": tomlValue,
-	"sh":   shWord,
-}
-
-// The templates are parsed once: Render runs for every JobSet a pipeline
-// sees, and parsing costs far more than executing.
-var (
-	initTmpl       = parse(plan.InitScript, initText)
-	entrypointTmpl = parse(plan.EntrypointScript, entrypointText)
-	brokerTmpl     = parse(plan.BrokerConfig, brokerText)
-)
-
-func parse(name, text string) *template.Template {
-	// missingkey only matters for maps, but an unknown field must never
-	// render as "<no value>" in a script, so be strict everywhere.
-	return template.Must(template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text))
-}
-
 // queuePolicies are the values fluxion's qmanager accepts for queue-policy.
-var queuePolicies = map[string]bool{"fcfs": true, "easy": true, "conservative": true, "hybrid": true}
+var queuePolicies = []string{"fcfs", "easy", "conservative", "hybrid"}
 
-// data is what the templates see: the plan itself plus the values derived
-// from it, computed here so that the templates hold no logic beyond
-// conditionals and loops.
-type data struct {
-	*plan.Plan
+// values maps the placeholders of one template to their text.
+type values map[string]string
 
-	// JobSet is "namespace/name", or "name" without a namespace.
-	JobSet string
-	// Bind and Connect are the bootstrap URI templates.
-	Bind, Connect string
-	// Cores and GPUs are the per-node idsets of [[resource.config]]; GPUs
-	// is empty when the nodes have no GPUs.
-	Cores, GPUs string
+// quoted sets each placeholder to its value (a string or an int) quoted by
+// quote; the first error is kept in *err.
+func (v values) quoted(quote func(any) (string, error), err *error, pairs ...any) values {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		q, e := quote(pairs[i+1])
+		if e != nil && *err == nil {
+			*err = fmt.Errorf("%s: %w", pairs[i], e)
+		}
+		v[pairs[i].(string)] = q
+	}
+	return v
+}
 
-	// The pod's paths, repeated here because templates cannot name
-	// package constants.
-	ViewSource, ViewDir, SoftwareDir, SoftwareStagingDir string
-	RunDir, CertPath, CertSource, ConfigDir              string
+// fill replaces every {{name}} of the template text with vals[name]. A
+// placeholder with no value, or a value with no placeholder, is an error:
+// the templates and Render must stay in step. Values are not scanned for
+// placeholders, so user input cannot add one.
+func fill(file, text string, vals values) (string, error) {
+	var b strings.Builder
+	b.Grow(len(text) + 1024)
+	used := make(map[string]bool, len(vals))
+	for {
+		i := strings.Index(text, "{{")
+		if i < 0 {
+			break
+		}
+		n := strings.Index(text[i:], "}}")
+		if n < 0 {
+			return "", fmt.Errorf("fluxfiles: %s: a {{ is not closed", file)
+		}
+		name := text[i+2 : i+n]
+		v, ok := vals[name]
+		if !ok {
+			return "", fmt.Errorf("fluxfiles: %s: no value for {{%s}}", file, name)
+		}
+		used[name] = true
+		b.WriteString(text[:i])
+		b.WriteString(v)
+		text = text[i+n+2:]
+	}
+	b.WriteString(text)
+	for name := range vals {
+		if !used[name] {
+			return "", fmt.Errorf("fluxfiles: %s: no placeholder {{%s}}", file, name)
+		}
+	}
+	return b.String(), nil
 }
 
 // Render produces the three files for p. It fails when p is not complete
@@ -105,35 +126,19 @@ func Render(p *plan.Plan) (Files, error) {
 	if err := check(p); err != nil {
 		return Files{}, fmt.Errorf("fluxfiles: invalid plan: %w", err)
 	}
-	d := data{
-		Plan:               p,
-		JobSet:             p.Name,
-		Bind:               "tcp://" + uriPart(p.NetworkDevice) + ":%p",
-		Connect:            "tcp://%h." + uriPart(p.Subdomain) + ":%p",
-		Cores:              idset(p.CoresPerNode),
-		GPUs:               idset(p.GPUsPerNode),
-		ViewSource:         plan.ViewSource,
-		ViewDir:            plan.ViewDir,
-		SoftwareDir:        plan.SoftwareDir,
-		SoftwareStagingDir: plan.SoftwareStagingDir,
-		RunDir:             plan.RunDir,
-		CertPath:           plan.CertPath,
-		CertSource:         plan.CertSourcePath,
-		ConfigDir:          plan.ConfigDir,
-	}
+	jobSet := p.Name
 	if p.Namespace != "" {
-		d.JobSet = p.Namespace + "/" + p.Name
+		jobSet = p.Namespace + "/" + p.Name
 	}
-
 	var f Files
 	var err error
-	if f.Init, err = execute(initTmpl, &d); err != nil {
+	if f.Init, err = renderInit(); err != nil {
 		return Files{}, err
 	}
-	if f.Entrypoint, err = execute(entrypointTmpl, &d); err != nil {
+	if f.Entrypoint, err = renderEntrypoint(p); err != nil {
 		return Files{}, err
 	}
-	if f.Broker, err = execute(brokerTmpl, &d); err != nil {
+	if f.Broker, err = renderBroker(p, jobSet); err != nil {
 		return Files{}, err
 	}
 	if err := checkBroker(f.Broker, len(p.Groups)); err != nil {
@@ -142,13 +147,100 @@ func Render(p *plan.Plan) (Files, error) {
 	return f, nil
 }
 
-func execute(t *template.Template, d *data) (string, error) {
-	var b strings.Builder
-	b.Grow(4096)
-	if err := t.Execute(&b, d); err != nil {
-		return "", fmt.Errorf("fluxfiles: render %s: %w", t.Name(), err)
+func renderInit() (string, error) {
+	var err error
+	vals := values{}.quoted(shWord, &err,
+		"ViewSource", plan.ViewSource,
+		"ViewDir", plan.ViewDir,
+		"SoftwareDir", plan.SoftwareDir,
+		"SoftwareStagingDir", plan.SoftwareStagingDir)
+	if err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.InitScript, err)
 	}
-	return b.String(), nil
+	return fill(plan.InitScript, initText, vals)
+}
+
+func renderEntrypoint(p *plan.Plan) (string, error) {
+	var err error
+	program := values{}.quoted(shWord, &err, "Brokers", p.Brokers, "Tasks", p.Tasks)
+	// The flux run options after -N and -n, each a quoted word.
+	var opts strings.Builder
+	word := func(option string, v any) {
+		q, e := shWord(v)
+		if e != nil && err == nil {
+			err = e
+		}
+		opts.WriteString(" " + option + q)
+	}
+	if p.CoresPerTask > 1 {
+		word("-c ", p.CoresPerTask)
+	}
+	if p.GPUsPerTask > 0 {
+		word("-g ", p.GPUsPerTask)
+	}
+	for _, o := range p.RunOptions {
+		word("", o)
+	}
+	program["runOptions"] = opts.String()
+	programText, interactive := runText, ""
+	if p.Interactive {
+		// No initial program: the instance stays up until flux shutdown.
+		programText, interactive, program = interactiveText, "\n    -Sbroker.rc2_none=1", values{}
+	}
+	vals := values{}.quoted(shWord, &err,
+		"ViewDir", plan.ViewDir,
+		"RunDir", plan.RunDir,
+		"CertPath", plan.CertPath,
+		"CertSource", plan.CertSourcePath,
+		"ConfigPathOption", "-o,--config-path="+plan.ConfigDir,
+		"ConnectTimeoutOption", "-Stbon.connect_timeout="+p.ConnectTimeout,
+		"TopologyOption", "-Stbon.topo="+p.Topology)
+	if err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, err)
+	}
+	vals["interactive"] = interactive
+	if vals["program"], err = fill(plan.EntrypointScript, strings.TrimSuffix(programText, "\n"), program); err != nil {
+		return "", err
+	}
+	return fill(plan.EntrypointScript, entrypointText, vals)
+}
+
+func renderBroker(p *plan.Plan, jobSet string) (string, error) {
+	var err error
+	vals := values{}.quoted(tomlValue, &err,
+		"JobSet", jobSet,
+		"CertPath", plan.CertPath,
+		"Port", p.Port,
+		"Bind", "tcp://"+uriPart(p.NetworkDevice)+":%p",
+		"Connect", "tcp://%h."+uriPart(p.Subdomain)+":%p",
+		"Hostlist", p.Hostlist(),
+		"Cores", idset(p.CoresPerNode),
+		"QueuePolicy", p.QueuePolicy)
+	// One inline table per group, in rank order.
+	var hosts strings.Builder
+	for i, g := range p.Groups {
+		q, e := tomlValue(g.Hosts)
+		if e != nil && err == nil {
+			err = e
+		}
+		if i > 0 {
+			hosts.WriteString(",")
+		}
+		hosts.WriteString("\n  { host = " + q + " }")
+	}
+	vals["hosts"] = hosts.String()
+	vals["gpus"] = ""
+	if gpus := idset(p.GPUsPerNode); gpus != "" {
+		q, e := tomlValue(gpus)
+		if e != nil && err == nil {
+			err = e
+		}
+		vals["gpus"] = "\ngpus = " + q
+	}
+	if err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, err)
+	}
+	return fill(plan.BrokerConfig, brokerText, vals)
 }
 
 // checkBroker parses the rendered configuration back. The templates quote
@@ -216,7 +308,7 @@ func check(p *plan.Plan) error {
 	if p.NetworkDevice == "" {
 		bad("empty network device (use \"*\" for all interfaces)")
 	}
-	if !queuePolicies[p.QueuePolicy] {
+	if !slices.Contains(queuePolicies, p.QueuePolicy) {
 		bad("queue policy %q is not one of fcfs, easy, conservative, hybrid", p.QueuePolicy)
 	}
 	if p.ConnectTimeout == "" {
@@ -247,7 +339,7 @@ func uriPart(s string) string {
 	return strings.ReplaceAll(s, "%", "%%")
 }
 
-// tomlValue is the templates' "toml" function: it encodes a string or an
+// tomlValue encodes a string or an
 // int as a TOML value with go-toml's encoder, so that quotes, backslashes
 // and control characters in JobSet fields are escaped by the TOML
 // implementation rather than by hand.
@@ -271,7 +363,7 @@ func tomlValue(v any) (string, error) {
 	return s[len(prefix):], nil
 }
 
-// shWord is the templates' "sh" function: it turns a string into one bash
+// shWord turns a string into one bash
 // word that expands to exactly that string, by single-quoting it: inside
 // single quotes nothing is special but the quote itself, which is written
 // by closing the quotes, adding an escaped quote and reopening them.

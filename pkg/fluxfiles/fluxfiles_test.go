@@ -409,6 +409,7 @@ func TestRenderRejects(t *testing.T) {
 		"no name":           func(p *plan.Plan) { p.Name = "" },
 		"no subdomain":      func(p *plan.Plan) { p.Subdomain = "" },
 		"NUL in run option": func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
+		"NUL in topology":   func(p *plan.Plan) { p.Topology = "kary:2\x00" },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -421,6 +422,25 @@ func TestRenderRejects(t *testing.T) {
 	}
 	if _, err := Render(nil); err == nil {
 		t.Error("Render(nil) succeeded")
+	}
+}
+
+// fill keeps the templates and Render in step: a placeholder without a
+// value and a value without a placeholder are errors, and a value is
+// never scanned for placeholders.
+func TestFill(t *testing.T) {
+	got, err := fill("f", "a={{a}} b={{b}}", values{"a": "{{b}}", "b": "2"})
+	if err != nil || got != "a={{b}} b=2" {
+		t.Errorf("fill = %q, %v", got, err)
+	}
+	for text, want := range map[string]string{
+		"a={{a}} c={{c}}": "no value for {{c}}",
+		"a={{a}":          "a {{ is not closed",
+		"a={{a}} b=":      "no placeholder {{b}}",
+	} {
+		if _, err := fill("f", text, values{"a": "1", "b": "2"}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("fill(%q) = %v, want an error saying %q", text, err, want)
+		}
 	}
 }
 

@@ -13,24 +13,49 @@ import (
 )
 
 // definition is one setting: its annotation/ConfigMap name, its JobSetFlux
-// field, and the parser that validates a raw value and stores it.
+// field and that field's type, and the parser that validates a raw value
+// and stores it.
 type definition struct {
 	name  string
 	field string
+	typ   Type
 	apply func(s *Settings, raw string) error
 }
 
+// Type is the type of a setting's field in a JobSetFlux spec, as the
+// schema in krmfunction.yaml declares it. The typed config is read by these
+// types at run time instead of by the schema: a schema validator costs the
+// function milliseconds of start-up on every render (see
+// pkg/transform/schema_test.go, which proves the two agree).
+type Type struct {
+	// JSON is the schema type: "string", "integer", "boolean" or "array"
+	// (of strings).
+	JSON string
+	// Sep joins the items of an array into the one value the setting's
+	// parser reads, as an annotation or ConfigMap would write it.
+	Sep string
+}
+
+// The types of the settings' fields.
+var (
+	String    = Type{JSON: "string"}
+	Integer   = Type{JSON: "integer"}
+	Boolean   = Type{JSON: "boolean"}
+	CommaList = Type{JSON: "array", Sep: ","}
+	WordList  = Type{JSON: "array", Sep: " "}
+)
+
 var definitions = []definition{
-	{"view-image", "viewImage", func(s *Settings, raw string) error {
+	{"view-image", "viewImage", String, func(s *Settings, raw string) error {
 		return store(&s.ViewImage, raw, checkImage)
 	}},
-	{"tasks-per-node", "tasksPerNode", func(s *Settings, raw string) error {
+	{"tasks-per-node", "tasksPerNode", Integer, func(s *Settings, raw string) error {
 		return storeInt(&s.TasksPerNode, raw, 1, 4096)
 	}},
-	{"cores-per-node", "coresPerNode", func(s *Settings, raw string) error {
+	{"cores-per-node", "coresPerNode", Integer, func(s *Settings, raw string) error {
 		return storeInt(&s.CoresPerNode, raw, 1, 65536)
 	}},
-	{"gpus-per-node", "gpusPerNode", func(s *Settings, raw string) error {
+	{"gpus-per-node", "gpusPerNode", Integer, func(s *Settings, raw string) error {
 		var n int
 		if err := storeInt(&n, raw, 0, 256); err != nil {
 			return err
@@ -38,22 +63,22 @@ var definitions = []definition{
 		s.GPUsPerNode = &n
 		return nil
 	}},
-	{"network-device", "networkDevice", func(s *Settings, raw string) error {
+	{"network-device", "networkDevice", String, func(s *Settings, raw string) error {
 		return store(&s.NetworkDevice, raw, checkDevice)
 	}},
-	{"port", "port", func(s *Settings, raw string) error {
+	{"port", "port", Integer, func(s *Settings, raw string) error {
 		return storeInt(&s.Port, raw, 1, 65535)
 	}},
-	{"queue-policy", "queuePolicy", func(s *Settings, raw string) error {
+	{"queue-policy", "queuePolicy", String, func(s *Settings, raw string) error {
 		return store(&s.QueuePolicy, raw, checkEnum("fcfs", "easy", "conservative", "hybrid"))
 	}},
-	{"connect-timeout", "connectTimeout", func(s *Settings, raw string) error {
+	{"connect-timeout", "connectTimeout", String, func(s *Settings, raw string) error {
 		return store(&s.ConnectTimeout, raw, checkDuration)
 	}},
-	{"topology", "topology", func(s *Settings, raw string) error {
+	{"topology", "topology", String, func(s *Settings, raw string) error {
 		return store(&s.Topology, raw, checkTopology)
 	}},
-	{"replicated-jobs", "replicatedJobs", func(s *Settings, raw string) error {
+	{"replicated-jobs", "replicatedJobs", CommaList, func(s *Settings, raw string) error {
 		names, err := parseNameList(raw)
 		if err != nil {
 			return err
@@ -61,10 +86,10 @@ var definitions = []definition{
 		s.ReplicatedJobs = names
 		return nil
 	}},
-	{"container", "container", func(s *Settings, raw string) error {
+	{"container", "container", String, func(s *Settings, raw string) error {
 		return store(&s.Container, raw, checkLabel)
 	}},
-	{"interactive", "interactive", func(s *Settings, raw string) error {
+	{"interactive", "interactive", Boolean, func(s *Settings, raw string) error {
 		switch raw {
 		case "true", "false":
 			b := raw == "true"
@@ -73,7 +98,7 @@ var definitions = []definition{
 		}
 		return fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
 	}},
-	{"run-options", "runOptions", func(s *Settings, raw string) error {
+	{"run-options", "runOptions", WordList, func(s *Settings, raw string) error {
 		words, err := parseRunOptions(raw)
 		if err != nil {
 			return err
@@ -81,21 +106,24 @@ var definitions = []definition{
 		s.RunOptions = words
 		return nil
 	}},
-	{"curve-secret", "curveSecret", func(s *Settings, raw string) error {
+	{"curve-secret", "curveSecret", String, func(s *Settings, raw string) error {
 		return store(&s.CurveSecret, raw, checkSubdomain)
 	}},
-	{"shm-size", "shmSize", func(s *Settings, raw string) error {
+	{"shm-size", "shmSize", String, func(s *Settings, raw string) error {
 		return store(&s.ShmSize, raw, checkQuantity)
 	}},
 }
 
-var byName = func() map[string]definition {
-	m := make(map[string]definition, len(definitions))
+// byName finds a setting's definition. A linear search of the fifteen
+// settings is as fast as a map here, and builds nothing at start-up.
+func byName(name string) (definition, bool) {
 	for _, d := range definitions {
-		m[d.name] = d
+		if d.name == name {
+			return d, true
+		}
 	}
-	return m
-}()
+	return definition{}, false
+}
 
 // lazyRegexp compiles a pattern on first use: most renders never validate
 // most settings, and compiling every pattern at start-up is a measurable

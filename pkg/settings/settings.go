@@ -108,7 +108,7 @@ func Resolve(layers ...Layer) (Settings, finding.List) {
 	for _, layer := range layers {
 		for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
 			raw := layer.Values[name]
-			def, ok := byName[name]
+			def, ok := byName(name)
 			if !ok {
 				found.Errorf(raw.Path, "unknown setting %s%s", quote(name), suggest(name))
 				continue
@@ -130,7 +130,7 @@ func Resolve(layers ...Layer) (Settings, finding.List) {
 
 // Check validates one raw value of the named setting without applying it.
 func Check(name, value string) error {
-	def, ok := byName[name]
+	def, ok := byName(name)
 	if !ok {
 		return fmt.Errorf("unknown setting %s%s", quote(name), suggest(name))
 	}
@@ -148,16 +148,29 @@ func Names() []string {
 }
 
 // FieldName returns the JobSetFlux spec field of a setting name.
-func FieldName(name string) string { return byName[name].field }
+func FieldName(name string) string {
+	d, _ := byName(name)
+	return d.field
+}
 
-// NameOfField returns the setting name of a JobSetFlux spec field.
-func NameOfField(field string) (string, bool) {
+// Fields returns every JobSetFlux spec field, in documentation order.
+func Fields() []string {
+	fields := make([]string, len(definitions))
+	for i, d := range definitions {
+		fields[i] = d.field
+	}
+	return fields
+}
+
+// OfField returns the setting name of a JobSetFlux spec field and the
+// field's type.
+func OfField(field string) (name string, typ Type, ok bool) {
 	for _, d := range definitions {
 		if d.field == field {
-			return d.name, true
+			return d.name, d.typ, true
 		}
 	}
-	return "", false
+	return "", Type{}, false
 }
 
 // AnnotationLayer reads the flux-framework.org/<setting> annotations of a
@@ -172,7 +185,7 @@ func AnnotationLayer(annotations map[string]string) (Layer, finding.List) {
 			continue
 		}
 		path := fmt.Sprintf("metadata.annotations[%s]", key)
-		if _, known := byName[name]; !known {
+		if _, known := byName(name); !known {
 			found.Errorf(path, "unknown setting annotation %s%s", quote(key), suggest(name))
 			continue
 		}

@@ -254,16 +254,25 @@ func TestAnnotationLayer(t *testing.T) {
 	}
 }
 
-// The JobSetFlux fields and the setting names map one to one.
+// The JobSetFlux fields and the setting names map one to one, and every
+// field has one of the four types a JobSetFlux spec uses.
 func TestFieldNames(t *testing.T) {
-	for _, name := range settings.Names() {
+	if got, want := len(settings.Fields()), len(settings.Names()); got != want {
+		t.Errorf("%d fields for %d settings", got, want)
+	}
+	for i, name := range settings.Names() {
 		field := settings.FieldName(name)
-		back, ok := settings.NameOfField(field)
-		if field == "" || !ok || back != name {
+		back, typ, ok := settings.OfField(field)
+		if field == "" || !ok || back != name || settings.Fields()[i] != field {
 			t.Errorf("%s -> %q -> %q", name, field, back)
 		}
+		switch typ {
+		case settings.String, settings.Integer, settings.Boolean, settings.CommaList, settings.WordList:
+		default:
+			t.Errorf("%s has the type %+v", name, typ)
+		}
 	}
-	if _, ok := settings.NameOfField("taskPerNode"); ok {
+	if _, _, ok := settings.OfField("taskPerNode"); ok {
 		t.Error("an unknown field resolves")
 	}
 	for env, name := range settings.EnvNames {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
@@ -23,7 +22,7 @@ var benchSeed = []byte("jobset-flux-bench-seed-0123456789abcdef")
 
 func benchProcessor(b *testing.B) *transform.Processor {
 	b.Helper()
-	p, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: benchSeed})
+	p, err := transform.New(transform.Options{Seed: benchSeed})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -141,7 +140,7 @@ func BenchmarkRenderOneJobSet10000Pods(b *testing.B) {
 }
 
 // BenchmarkNew is the per-process set-up every run of the function pays
-// (the config schema is read from krmfunction.yaml).
+// (checking the options; the config schema is no longer read at run time).
 func BenchmarkNew(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

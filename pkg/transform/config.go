@@ -3,20 +3,15 @@ package transform
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"k8s.io/kube-openapi/pkg/validation/errors"
-	"k8s.io/kube-openapi/pkg/validation/spec"
-	"k8s.io/kube-openapi/pkg/validation/strfmt"
-	"k8s.io/kube-openapi/pkg/validation/validate"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -25,16 +20,6 @@ const (
 	ConfigAPIVersion = "fn.flux-framework.org/v1alpha1"
 	ConfigKind       = "JobSetFlux"
 )
-
-// loadSchema extracts the JobSetFlux schema from the function definition.
-func loadSchema(definition []byte) (*spec.Schema, error) {
-	gvk := resid.Gvk{Group: "fn.flux-framework.org", Version: "v1alpha1", Kind: ConfigKind}
-	schema, err := framework.SchemaFromFunctionDefinition(gvk, string(definition))
-	if err != nil {
-		return nil, fmt.Errorf("reading the JobSetFlux schema from krmfunction.yaml: %w", err)
-	}
-	return schema, nil
-}
 
 // readConfig turns the function config into the config layer of the
 // settings. Every value is validated here, once, so that a bad config is
@@ -56,10 +41,8 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 			found.Errorf("apiVersion", "must be %s for kind %s, got %q", ConfigAPIVersion, ConfigKind, cfg.GetAPIVersion())
 			return layer, found
 		}
-		found.Add(p.validateTyped(cfg))
-		if found.HasErrors() {
-			return layer, found
-		}
+		// The values that were read are checked below even when other
+		// fields have errors, so that one run reports every mistake.
 		found.Add(typedValues(cfg, layer.Values))
 	default:
 		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got %s %s", ConfigKind, ConfigAPIVersion, cfg.GetAPIVersion(), cfg.GetKind())
@@ -133,31 +116,218 @@ func nodeKind(n *yaml.Node) string {
 	return "a " + n.ShortTag()
 }
 
-// validateTyped checks a JobSetFlux object against the schema in krmfunction.yaml.
-func (p *Processor) validateTyped(cfg *fn.KubeObject) finding.List {
+// schemaMismatch starts the message of every error in the shape of a
+// JobSetFlux config: krmfunction.yaml is the published contract, and
+// schema_test.go proves that typedValues refuses what its schema refuses.
+const schemaMismatch = ConfigKind + " does not match the schema in krmfunction.yaml: "
+
+// typedValues reads a JobSetFlux config into raw values for the shared
+// parsers, checking its shape as the schema in krmfunction.yaml declares
+// it: at the top only apiVersion, kind (both checked by readConfig),
+// metadata (a map) and spec; in spec only the settings' fields, each of
+// the type the settings table gives it. The schema's bounds (minimum,
+// maximum, enum, maxLength, minItems, maxItems) are the limits of the
+// settings' own parsers, which readConfig runs on every value read here.
+//
+// The function used to run a schema validator here; linking it cost every
+// render about 4 ms of start-up, most of the function's own start-up.
+func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
 	var found finding.List
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(cfg.String()), &obj); err != nil {
-		found.Errorf("", "cannot read the %s config: %s", ConfigKind, strings.ReplaceAll(err.Error(), "\n", "; "))
+		// The decoder's errors span lines; a result is one line.
+		msg := strings.NewReplacer(":\n", ": ", "\n", "; ").Replace(err.Error())
+		msg = strings.Join(strings.Fields(msg), " ")
+		found.Errorf("", "cannot read the %s config: %s", ConfigKind, msg)
 		return found
 	}
-	// The validator expects JSON-shaped values and panics on a map the
-	// YAML decoder made for keys that are not strings ({0: a}).
+	// JSON, which the schema describes, has no keys but strings.
 	if path, bad, ok := nonStringKey(obj, ""); ok {
 		found.Errorf(path, "has the key %v, which is not a string: %s fields are named by strings (quote it)", bad, ConfigKind)
 		return found
 	}
-	res := validate.NewSchemaValidator(p.schema, nil, "", strfmt.Default).Validate(obj)
-	var msgs []string
-	for _, e := range res.Errors {
-		msgs = append(msgs, flatten(e)...)
-	}
-	sort.Strings(msgs)
-	for _, m := range msgs {
-		path, msg, _ := strings.Cut(m, "\x00")
-		found.Errorf(path, "%s does not match the schema in krmfunction.yaml: %s", ConfigKind, msg)
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[key]
+		switch key {
+		case "apiVersion", "kind":
+		case "metadata":
+			if _, ok := v.(map[string]any); !ok {
+				found.Errorf(key, schemaMismatch+"metadata must be a map (such as {name: flux}), got %s", describe(v))
+			}
+		case "spec":
+			found.Add(specValues(v, values))
+		default:
+			hint := ""
+			if _, _, ok := settings.OfField(key); ok {
+				hint = fmt.Sprintf("; settings go under spec (spec.%s)", key)
+			}
+			found.Errorf(key, schemaMismatch+"unknown field %s; the known fields are apiVersion, kind, metadata, spec%s", quote(key), hint)
+		}
 	}
 	return found
+}
+
+// specValues reads the fields of a JobSetFlux spec into values.
+func specValues(spec any, values map[string]settings.Raw) finding.List {
+	var found finding.List
+	fields, ok := spec.(map[string]any)
+	if !ok {
+		found.Errorf("spec", schemaMismatch+"spec must be a map of settings (such as {port: 8050}), got %s", describe(spec))
+		return found
+	}
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
+		path := "spec." + field
+		name, typ, known := settings.OfField(field)
+		if !known {
+			found.Errorf(path, schemaMismatch+"unknown field %s; the known fields are %s", quote(field), strings.Join(settings.Fields(), ", "))
+			continue
+		}
+		v := fields[field]
+		var raw string
+		switch typ.JSON {
+		case "array":
+			items, ok := v.([]any)
+			if !ok {
+				found.Errorf(path, schemaMismatch+"%s must be a list of strings, one item each (such as [a, b]), got %s%s", field, describe(v), nullHint(v))
+				continue
+			}
+			var bad finding.List
+			raw, bad = joinItems(name, path, typ.Sep, items)
+			if len(bad) > 0 {
+				found.Add(bad)
+				continue
+			}
+		default:
+			if raw, ok = scalar(typ, v); !ok {
+				found.Errorf(path, schemaMismatch+"%s %s, got %s%s", field, expected(typ, v), describe(v), nullHint(v))
+				continue
+			}
+		}
+		values[name] = settings.Raw{Value: raw, Path: path}
+	}
+	return found
+}
+
+// joinItems joins the items of an array field with sep for the setting's
+// parser, which reads the value an annotation would hold. An item that
+// holds the separator or a space, or is empty, is an error: the parser
+// would silently read it as two items, or as none.
+func joinItems(name, path, sep string, items []any) (string, finding.List) {
+	var found finding.List
+	if len(items) == 0 && settings.Check(name, "") != nil {
+		found.Errorf(path, "must list at least one item; remove the field to get the default")
+		return "", found
+	}
+	words := make([]string, len(items))
+	for i, item := range items {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		w, ok := item.(string)
+		switch {
+		case !ok:
+			found.Errorf(at, schemaMismatch+"the items must be strings, got %s%s", describe(item), quoteHint(item))
+		case w == "":
+			found.Errorf(at, "must not be empty; remove the item")
+		case strings.Contains(w, sep) || strings.Contains(w, " "):
+			in := sep
+			if !strings.Contains(w, sep) {
+				in = " "
+			}
+			found.Errorf(at, "must be one item: %s holds %q; make each its own list item", quote(w), in)
+		}
+		words[i] = w
+	}
+	return strings.Join(words, sep), found
+}
+
+// scalar returns the raw value of a string, integer or boolean field, and
+// false when v is not of that type. An integer may be written as a number
+// with no fraction (8050.0, 1e3), as JSON allows, up to 2^53 like the
+// schema validator.
+func scalar(typ settings.Type, v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, typ == settings.String
+	case bool:
+		return strconv.FormatBool(v), typ == settings.Boolean
+	case int:
+		return strconv.Itoa(v), typ == settings.Integer
+	case int64:
+		return strconv.FormatInt(v, 10), typ == settings.Integer
+	case uint64:
+		return strconv.FormatUint(v, 10), typ == settings.Integer
+	case float64:
+		whole := v == math.Trunc(v) && math.Abs(v) <= 1<<53
+		return strconv.FormatFloat(v, 'f', -1, 64), whole && typ == settings.Integer
+	}
+	return "", false
+}
+
+// expected says what a field of type typ must hold and, for a value of
+// another type, how to write it.
+func expected(typ settings.Type, v any) string {
+	switch typ {
+	case settings.Integer:
+		if _, ok := v.(string); ok {
+			return "must be a whole number written without quotes"
+		}
+		return "must be a whole number"
+	case settings.Boolean:
+		if _, ok := v.(string); ok {
+			return "must be true or false, written without quotes"
+		}
+		return "must be true or false"
+	}
+	return "must be a string" + quoteHint(v)
+}
+
+// nullHint tells what to do with a field left empty (port: or port: null).
+func nullHint(v any) string {
+	if v == nil {
+		return "; give it a value, or remove the field to get the default"
+	}
+	return ""
+}
+
+// quoteHint tells how to write a number, boolean or date as a string.
+func quoteHint(v any) string {
+	switch v.(type) {
+	case bool, int, int64, uint64, float64, time.Time:
+		return " (put it in quotes)"
+	}
+	return ""
+}
+
+// describe names a value the YAML decoder produced, for a message.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "the string " + quote(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case int, int64, uint64:
+		return fmt.Sprintf("the number %d", v)
+	case float64:
+		return "the number " + strconv.FormatFloat(v, 'g', -1, 64)
+	case time.Time:
+		// YAML reads an unquoted 2001-12-14 as a date.
+		return "a date (" + v.Format(time.DateOnly) + ")"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a map"
+	}
+	return fmt.Sprintf("a value of type %T", v)
+}
+
+// quote shows a user's string in a message: Go-quoted, so that control
+// characters are visible, and cut short.
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // nonStringKey converts the maps under v that the YAML decoder made with
@@ -207,98 +377,4 @@ func nonStringKey(v any, path string) (string, any, bool) {
 		}
 	}
 	return "", nil, false
-}
-
-func flatten(err error) []string {
-	switch e := err.(type) {
-	case *errors.CompositeError:
-		var out []string
-		for _, inner := range e.Errors {
-			out = append(out, flatten(inner)...)
-		}
-		return out
-	case *errors.Validation:
-		if key, ok := e.Value.(string); ok && e.Code() == errors.UnallowedPropertyCode {
-			// The schema's message names the object, not the field, and
-			// does not say which fields there are.
-			path := key
-			if e.Name != "" && e.Name != "." {
-				path = e.Name + "." + key
-			}
-			return []string{path + "\x00" + fmt.Sprintf("unknown field %q; the known fields are %s", key, strings.Join(knownFields(e.Name), ", "))}
-		}
-		return []string{e.Name + "\x00" + e.Error()}
-	}
-	return []string{"\x00" + err.Error()}
-}
-
-// knownFields lists the fields the schema allows in the object at path.
-func knownFields(path string) []string {
-	if path != "spec" {
-		return []string{"apiVersion", "kind", "metadata", "spec"}
-	}
-	var fields []string
-	for _, name := range settings.Names() {
-		fields = append(fields, settings.FieldName(name))
-	}
-	return fields
-}
-
-// typedValues converts the typed spec into raw strings for the shared parsers.
-func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
-	var found finding.List
-	specObj, ok, err := cfg.NestedSubObject("spec")
-	if err != nil || !ok {
-		return found
-	}
-	var fields map[string]any
-	if err := yaml.Unmarshal([]byte(specObj.String()), &fields); err != nil {
-		found.Errorf("spec", "cannot read spec: %v", err)
-		return found
-	}
-	for _, field := range slices.Sorted(maps.Keys(fields)) {
-		name, known := settings.NameOfField(field)
-		if !known {
-			found.Errorf("spec."+field, "unknown field")
-			continue
-		}
-		var raw string
-		switch v := fields[field].(type) {
-		case string:
-			raw = v
-		case bool:
-			raw = strconv.FormatBool(v)
-		case int:
-			raw = strconv.Itoa(v)
-		case int64:
-			raw = strconv.FormatInt(v, 10)
-		case float64:
-			raw = strconv.FormatFloat(v, 'f', -1, 64)
-		case []any:
-			sep := ","
-			if name == "run-options" {
-				sep = " "
-			}
-			words := make([]string, len(v))
-			split := false
-			for i, w := range v {
-				words[i] = fmt.Sprint(w)
-				// The items are joined for the shared parser: an item
-				// holding the separator would silently become two.
-				if strings.Contains(words[i], sep) {
-					found.Errorf(fmt.Sprintf("spec.%s[%d]", field, i), "must be one item: %q holds %q; make each its own list item", words[i], sep)
-					split = true
-				}
-			}
-			if split {
-				continue
-			}
-			raw = strings.Join(words, sep)
-		default:
-			found.Errorf("spec."+field, "has an unsupported type %T", v)
-			continue
-		}
-		values[name] = settings.Raw{Value: raw, Path: "spec." + field}
-	}
-	return found
 }

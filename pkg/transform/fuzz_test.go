@@ -216,6 +216,8 @@ func FuzzConfig(f *testing.F) {
 		"apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: f}\nspec: {runOptions: [\"-o x\"], replicatedJobs: [\"w,v\"]}\n",
 		"apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: f}\nspec: {tasksPerNode: 4.5, taskPerNode: 1}\n",
 		"apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nspec: []\n",
+		// A date where a string belongs made the schema validator panic.
+		"apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: f}\nspec: {container: 2001-12-14, port: 8050.0}\nstatus: {}\n",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: f}\n",
 		"kind: ConfigMap\ndata: [a]\n",
 	} {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/kptdev/krm-functions-sdk/go/fn/testhelpers"
 )
 
@@ -13,7 +12,6 @@ var testSeed = []byte("jobset-flux-test-seed-0123456789abcdef")
 
 func newTestProcessor(t testing.TB, opts Options) *Processor {
 	t.Helper()
-	opts.FunctionDefinition = jobsetflux.FunctionDefinition
 	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
@@ -36,7 +35,7 @@ const hSeed = "hostile-transform-seed-0123456789abcdef"
 
 func hProcessor(t testing.TB) *transform.Processor {
 	t.Helper()
-	p, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: []byte(hSeed)})
+	p, err := transform.New(transform.Options{Seed: []byte(hSeed)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Environment variables that supply the key seed, outside the package.
@@ -30,8 +29,6 @@ const (
 // Options are what the function takes from its process rather than from
 // the ResourceList.
 type Options struct {
-	// FunctionDefinition is krmfunction.yaml (the config schema).
-	FunctionDefinition []byte
 	// Seed, when not nil, makes CURVE keys reproducible (at least
 	// curve.MinSeedLen bytes).
 	Seed []byte
@@ -41,8 +38,7 @@ type Options struct {
 
 // Processor is the KRM function. It keeps no state between calls.
 type Processor struct {
-	opts   Options
-	schema *spec.Schema
+	opts Options
 }
 
 // New checks the options and returns the processor.
@@ -53,11 +49,7 @@ func New(opts Options) (*Processor, error) {
 	if opts.Random == nil {
 		opts.Random = rand.Reader
 	}
-	schema, err := loadSchema(opts.FunctionDefinition)
-	if err != nil {
-		return nil, err
-	}
-	return &Processor{opts: opts, schema: schema}, nil
+	return &Processor{opts: opts}, nil
 }
 
 // report is what the function says about one object.

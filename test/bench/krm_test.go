@@ -11,7 +11,6 @@ import (
 	"os"
 	"testing"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/jobset-flux/jobset-flux/test/bench/internal/gen"
@@ -50,7 +49,7 @@ func BenchmarkKRM(b *testing.B) {
 		b.Run(fmt.Sprintf("fn/%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				proc, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: benchSeed})
+				proc, err := transform.New(transform.Options{Seed: benchSeed})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -94,7 +93,7 @@ func TestEncodeMatchesToYAMLOnMix(t *testing.T) {
 	if _, err := gen.Mix(&buf, 400, 3); err != nil {
 		t.Fatal(err)
 	}
-	proc, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition, Seed: benchSeed})
+	proc, err := transform.New(transform.Options{Seed: benchSeed})
 	if err != nil {
 		t.Fatal(err)
 	}

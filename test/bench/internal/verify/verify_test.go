@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/jobset-flux/jobset-flux/test/bench/internal/gen"
 	"github.com/jobset-flux/jobset-flux/test/bench/internal/verify"
@@ -44,8 +43,7 @@ func krm(t *testing.T, in []byte, proc *transform.Processor) *verify.Output {
 // TestCounts checks that the generated inputs render without warnings and
 // that the counts the runner relies on tell the function from the floor.
 func TestCounts(t *testing.T) {
-	proc, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition,
-		Seed: []byte("jobset-flux-bench-seed-0123456789abcdef")})
+	proc, err := transform.New(transform.Options{Seed: []byte("jobset-flux-bench-seed-0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +68,7 @@ func TestCounts(t *testing.T) {
 
 // TestBroker checks that the broker.toml read back is the one rendered.
 func TestBroker(t *testing.T) {
-	proc, err := transform.New(transform.Options{FunctionDefinition: jobsetflux.FunctionDefinition,
-		Seed: []byte("jobset-flux-bench-seed-0123456789abcdef")})
+	proc, err := transform.New(transform.Options{Seed: []byte("jobset-flux-bench-seed-0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}
