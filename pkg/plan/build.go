@@ -10,8 +10,6 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -232,7 +230,7 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered 
 	switch rj.CompletionMode {
 	case "":
 		g.Set.CompletionMode = true
-	case string(batchv1.IndexedCompletion):
+	case jobset.IndexedCompletion:
 	default:
 		found.Errorf(job+".completionMode", "must be Indexed (or unset): Flux needs each pod's stable hostname, which only Indexed Jobs have; got %q", rj.CompletionMode)
 	}
@@ -261,8 +259,8 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered 
 	switch pod.RestartPolicy {
 	case "":
 		g.Set.RestartPolicy = true
-	case string(corev1.RestartPolicyNever):
-	case string(corev1.RestartPolicyOnFailure):
+	case jobset.RestartPolicyNever:
+	case jobset.RestartPolicyOnFailure:
 		found.Warnf(pod.Path+".restartPolicy", "is OnFailure: if the leader's command fails, only the leader restarts while the other brokers have exited, and the new leader waits forever for them; Never lets the Job fail and the JobSet failurePolicy decide")
 	default:
 		found.Errorf(pod.Path+".restartPolicy", "must be Never or OnFailure for a Job, got %q", pod.RestartPolicy)

@@ -8,10 +8,13 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+// secretTypeOpaque is corev1.SecretTypeOpaque (see jobset.IndexedCompletion
+// for why k8s.io/api is not imported; TestAPIConstants compares them).
+const secretTypeOpaque = "Opaque"
 
 // metadata builds the metadata of a generated object: in the JobSet's
 // namespace, labelled back to it, and, when the JobSet came from a file
@@ -58,7 +61,7 @@ func secret(p *plan.Plan, cert []byte, jobsetAnnotations map[string]string) *fn.
 		"apiVersion", "v1",
 		"kind", "Secret",
 		"metadata", metadata(p, p.SecretName, "Secret", jobsetAnnotations),
-		"type", string(corev1.SecretTypeOpaque),
+		"type", secretTypeOpaque,
 		"data", mapping(plan.CertKey, base64.StdEncoding.EncodeToString(cert)),
 	))
 }

@@ -3,9 +3,8 @@ package transform
 import (
 	"fmt"
 
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -89,7 +88,7 @@ func stripRendering(pod *yaml.Node) {
 
 func setJobFields(job, pod *yaml.Node, g plan.Group) {
 	if g.Set.CompletionMode {
-		set(job, "completionMode", str(string(batchv1.IndexedCompletion)), "template")
+		set(job, "completionMode", str(jobset.IndexedCompletion), "template")
 	}
 	if g.Set.Completions {
 		set(job, "completions", num(g.Completions), "template")
@@ -101,7 +100,7 @@ func setJobFields(job, pod *yaml.Node, g plan.Group) {
 		set(job, "backoffLimit", num(0), "template")
 	}
 	if g.Set.RestartPolicy {
-		set(pod, "restartPolicy", str(string(corev1.RestartPolicyNever)), "containers")
+		set(pod, "restartPolicy", str(jobset.RestartPolicyNever), "containers")
 	}
 }
 
@@ -130,7 +129,7 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 		mapping("name", plan.CurveVolume, "mountPath", plan.CurveDir, "readOnly", true),
 	)
 	if !g.OwnShm {
-		shm := mapping("medium", string(corev1.StorageMediumMemory))
+		shm := mapping("medium", jobset.StorageMediumMemory)
 		if p.ShmSize != "" {
 			set(shm, "sizeLimit", str(p.ShmSize), "")
 		}
@@ -167,7 +166,7 @@ func installer(p *plan.Plan) *yaml.Node {
 			"allowPrivilegeEscalation", false,
 			"capabilities", mapping("drop", stringList("ALL")),
 			"readOnlyRootFilesystem", true,
-			"seccompProfile", mapping("type", string(corev1.SeccompProfileTypeRuntimeDefault)),
+			"seccompProfile", mapping("type", jobset.SeccompRuntimeDefault),
 		),
 	)
 }
