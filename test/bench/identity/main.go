@@ -4,6 +4,11 @@
 // as jobset-flux's KRM path does (io.ReadAll, fn.ParseResourceList,
 // rl.ToYAML, one write), but without processing anything. Whatever
 // jobset-flux costs above this binary is the cost of its own work.
+//
+// With KRM_IDENTITY_WRITER=items it writes the list the way jobset-flux
+// does (pkg/resourcelist, item by item): not the floor the targets use,
+// but the reference for what the function's own work costs beyond a
+// cheaper writer (docs/performance.md).
 package main
 
 import (
@@ -11,6 +16,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -29,7 +35,13 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "krm-identity: the input is not a ResourceList: %v\n", err)
 		return 1
 	}
-	out, err := rl.ToYAML()
+	var out []byte
+	if os.Getenv("KRM_IDENTITY_WRITER") == "items" {
+		resourcelist.Sort(rl.Items)
+		out, err = resourcelist.Encode(rl)
+	} else {
+		out, err = rl.ToYAML()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "krm-identity: writing the ResourceList: %v\n", err)
 		return 3

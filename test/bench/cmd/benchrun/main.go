@@ -128,7 +128,10 @@ func median[T time.Duration | int64](s series, f func(sample) T) T {
 type pair struct {
 	in        gen.Input
 	floor, fn series
-	broker    string // the function's broker.toml (one-JobSet inputs)
+	// ref is krm-identity writing item by item as the function does
+	// (mixes only): no target, the reference for the function's own work.
+	ref    series
+	broker string // the function's broker.toml (one-JobSet inputs)
 }
 
 type runner struct {
@@ -168,11 +171,11 @@ func run(o options, w io.Writer) (missed int, err error) {
 		fmt.Fprintf(w, "function: %s\n", strings.TrimSpace(strings.SplitN(string(v), "\n", 2)[0]))
 	}
 	fmt.Fprintf(w, "machine: %s, %d CPUs, %s; load average at start %s\n", cpuModel(), runtime.NumCPU(), runtime.Version(), load0)
-	fmt.Fprintf(w, "runs interleaved floor, function, floor, function...; figures are medians; JOBSET_FLUX_KEY_SEED set for both\n\n")
+	fmt.Fprintf(w, "runs interleaved floor, [reference,] function, floor, ...; figures are medians; JOBSET_FLUX_KEY_SEED set for all\n\n")
 
 	var startup *pair
 	if o.only["startup"] {
-		if startup, err = r.pair(set.Empty, r.runs(0)); err != nil {
+		if startup, err = r.pair(set.Empty, r.runs(0), "floor", "fn"); err != nil {
 			return 0, err
 		}
 	}
@@ -181,7 +184,7 @@ func run(o options, w io.Writer) (missed int, err error) {
 		if !o.only["mix"] {
 			break
 		}
-		p, err := r.pair(in, r.runs(in.Manifest.Items))
+		p, err := r.pair(in, r.runs(in.Manifest.Items), "floor", "ref", "fn")
 		if err != nil {
 			return 0, err
 		}
@@ -192,7 +195,7 @@ func run(o options, w io.Writer) (missed int, err error) {
 		if !o.only["jobset"] {
 			break
 		}
-		p, err := r.pair(in, r.runs(1))
+		p, err := r.pair(in, r.runs(1), "floor", "fn")
 		if err != nil {
 			return 0, err
 		}
@@ -221,12 +224,12 @@ func (r *runner) runs(n int) int {
 }
 
 // pair runs one warm-up of each binary (checked, not timed), then runs
-// timed interleaved pairs, checking every output.
-func (r *runner) pair(in gen.Input, runs int) (*pair, error) {
+// timed interleaved rounds, checking every output.
+func (r *runner) pair(in gen.Input, runs int, binaries ...string) (*pair, error) {
 	p := &pair{in: in}
 	fmt.Fprintf(os.Stderr, "benchrun: %s: %d interleaved runs of each binary\n", in.Manifest.Name, runs)
 	for i := -1; i < runs; i++ {
-		for _, which := range []string{"floor", "fn"} {
+		for _, which := range binaries {
 			s, out, err := r.once(which, in)
 			if err != nil {
 				return nil, fmt.Errorf("%s on %s: %w", which, in.Manifest.Name, err)
@@ -234,9 +237,12 @@ func (r *runner) pair(in gen.Input, runs int) (*pair, error) {
 			if i < 0 {
 				continue // warm-up: page cache, binary, CPU frequency
 			}
-			if which == "floor" {
+			switch which {
+			case "floor":
 				p.floor = append(p.floor, s)
-			} else {
+			case "ref":
+				p.ref = append(p.ref, s)
+			default:
 				p.fn = append(p.fn, s)
 				p.broker = out.Broker
 			}
@@ -247,9 +253,12 @@ func (r *runner) pair(in gen.Input, runs int) (*pair, error) {
 
 // once runs one binary on one input and checks its output.
 func (r *runner) once(which string, in gen.Input) (sample, *verify.Output, error) {
-	bin, want := r.o.fn, in.Manifest.Want()
-	if which == "floor" {
+	bin, want, env := r.o.fn, in.Manifest.Want(), r.env
+	switch which {
+	case "floor":
 		bin, want = r.o.floor, in.Manifest.Floor()
+	case "ref":
+		bin, want, env = r.o.floor, in.Manifest.Floor(), append(slices.Clip(r.env), "KRM_IDENTITY_WRITER=items")
 	}
 	stdin, err := os.Open(in.Path)
 	if err != nil {
@@ -264,7 +273,7 @@ func (r *runner) once(which string, in gen.Input) (sample, *verify.Output, error
 	defer stdout.Close()
 	var stderr strings.Builder
 	cmd := exec.Command(bin)
-	cmd.Env = r.env
+	cmd.Env = env
 	// Files, not pipes: the child reads and writes them directly, with no
 	// copying goroutine in this process competing for the CPUs.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
@@ -348,6 +357,25 @@ func report(w io.Writer, startup *pair, mixes, shapes []*pair, t *targets) {
 	fmt.Fprintf(w, "\nTargets\n%s\n", strings.Join(t.lines, "\n"))
 }
 
+// reportReference compares the function with krm-identity writing item by
+// item, as the function does: what the function's own work and its larger
+// output cost beyond a cheaper writer. No target applies.
+func reportReference(w io.Writer, mixes []*pair) {
+	if len(mixes) == 0 || len(mixes[0].ref) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nReference, no target: krm-identity writing item by item like the function (KRM_IDENTITY_WRITER=items)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "size\tref wall\tfn wall\tratio\tref cpu\tfn cpu\tratio\tref RSS\tfn RSS\tratio\t\n")
+	for _, p := range mixes {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2fx\t%s\t%s\t%.2fx\t%s\t%s\t%.2fx\t\n", p.in.Manifest.Items,
+			sec(p.ref.wall()), sec(p.fn.wall()), ratio(float64(p.fn.wall()), float64(p.ref.wall())),
+			sec(p.ref.cpu()), sec(p.fn.cpu()), ratio(float64(p.fn.cpu()), float64(p.ref.cpu())),
+			mib(p.ref.rss()), mib(p.fn.rss()), ratio(float64(p.fn.rss()), float64(p.ref.rss())))
+	}
+	tw.Flush()
+}
+
 func reportMixes(w io.Writer, mixes []*pair, startFloor, startFn time.Duration, t *targets) {
 	fmt.Fprintf(w, "\nResourceLists (about 10%% Flux JobSets; wall and RSS medians)\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -382,6 +410,7 @@ func reportMixes(w io.Writer, mixes []*pair, startFloor, startFn time.Duration, 
 		t.check(b <= maxFlatRatio*a, "per-resource cost flat: function %.1f µs/res at %d <= %.1fx %.1f µs/res at %d (is %.2fx)",
 			b, large.in.Manifest.Items, maxFlatRatio, a, small.in.Manifest.Items, ratio(b, a))
 	}
+	reportReference(w, mixes)
 }
 
 func reportShapes(w io.Writer, shapes []*pair, t *targets) {
