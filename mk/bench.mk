@@ -35,4 +35,4 @@ bench-inputs: $(BENCH_DIR)/benchgen
 
 ## bench-go: in-process Go benchmarks of the transform and the hostlist.
 bench-go:
-	go test -run '^$$' -bench . -benchmem ./pkg/transform ./pkg/hostlist
+	go test -run '^$$' -bench . -benchmem ./pkg/transform ./pkg/hostlist ./pkg/resourcelist

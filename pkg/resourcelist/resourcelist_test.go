@@ -350,3 +350,57 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// benchList is a ResourceList of n small Deployments.
+func benchList(b *testing.B, n int) []byte {
+	b.Helper()
+	var buf bytes.Buffer
+	buf.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	for i := range n {
+		fmt.Fprintf(&buf, `- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: app-%d
+    annotations: {config.kubernetes.io/path: "apps/%d.yaml"}
+  spec:
+    replicas: 2
+    template:
+      spec:
+        containers:
+        - name: app
+          image: registry.example/app:%d
+          args: [--port, "8080", --verbose]
+          env:
+          - {name: MODE, value: "on"}
+`, i, i, i)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkEncode and BenchmarkToYAML write the same 5,000-item list:
+// Encode item by item, the SDK as one document.
+func BenchmarkEncode(b *testing.B) {
+	in := benchList(b, 5000)
+	for b.Loop() {
+		rl, err := fn.ParseResourceList(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Encode(rl); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkToYAML(b *testing.B) {
+	in := benchList(b, 5000)
+	for b.Loop() {
+		rl, err := fn.ParseResourceList(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rl.ToYAML(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
