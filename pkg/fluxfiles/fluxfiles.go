@@ -22,6 +22,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,17 +71,31 @@ var queuePolicies = []string{"fcfs", "easy", "conservative", "hybrid"}
 // values maps the placeholders of one template to their text.
 type values map[string]string
 
-// quoted sets each placeholder to its value (a string or an int) quoted by
-// quote; the first error is kept in *err.
-func (v values) quoted(quote func(any) (string, error), err *error, pairs ...any) values {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		q, e := quote(pairs[i+1])
-		if e != nil && *err == nil {
-			*err = fmt.Errorf("%s: %w", pairs[i], e)
-		}
-		v[pairs[i].(string)] = q
+// quoter quotes the values of one file with one quoting function (shWord
+// or tomlValue) and keeps the first value it refused, so that a render
+// lists its values and checks for an error once.
+type quoter struct {
+	quote func(any) (string, error)
+	err   error
+}
+
+// one returns v (a string or an int) quoted; name says which value was
+// refused, if it is.
+func (q *quoter) one(name string, v any) string {
+	s, err := q.quote(v)
+	if err != nil && q.err == nil {
+		q.err = fmt.Errorf("%s: %w", name, err)
 	}
-	return v
+	return s
+}
+
+// all quotes each value for the placeholder its key names, in name order.
+func (q *quoter) all(raw map[string]any) values {
+	vals := make(values, len(raw))
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		vals[name] = q.one(name, raw[name])
+	}
+	return vals
 }
 
 // fill replaces every {{name}} of the template text with vals[name]. A
@@ -126,10 +141,6 @@ func Render(p *plan.Plan) (Files, error) {
 	if err := check(p); err != nil {
 		return Files{}, fmt.Errorf("fluxfiles: invalid plan: %w", err)
 	}
-	jobSet := p.Name
-	if p.Namespace != "" {
-		jobSet = p.Namespace + "/" + p.Name
-	}
 	var f Files
 	var err error
 	if f.Init, err = renderInit(); err != nil {
@@ -138,7 +149,7 @@ func Render(p *plan.Plan) (Files, error) {
 	if f.Entrypoint, err = renderEntrypoint(p); err != nil {
 		return Files{}, err
 	}
-	if f.Broker, err = renderBroker(p, jobSet); err != nil {
+	if f.Broker, err = renderBroker(p); err != nil {
 		return Files{}, err
 	}
 	if err := checkBroker(f.Broker, len(p.Groups)); err != nil {
@@ -148,38 +159,32 @@ func Render(p *plan.Plan) (Files, error) {
 }
 
 func renderInit() (string, error) {
-	var err error
-	vals := values{}.quoted(shWord, &err,
-		"ViewSource", plan.ViewSource,
-		"ViewDir", plan.ViewDir,
-		"SoftwareDir", plan.SoftwareDir,
-		"SoftwareStagingDir", plan.SoftwareStagingDir)
-	if err != nil {
-		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.InitScript, err)
+	sh := &quoter{quote: shWord}
+	vals := sh.all(map[string]any{
+		"ViewSource":         plan.ViewSource,
+		"ViewDir":            plan.ViewDir,
+		"SoftwareDir":        plan.SoftwareDir,
+		"SoftwareStagingDir": plan.SoftwareStagingDir,
+	})
+	if sh.err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.InitScript, sh.err)
 	}
 	return fill(plan.InitScript, initText, vals)
 }
 
 func renderEntrypoint(p *plan.Plan) (string, error) {
-	var err error
-	program := values{}.quoted(shWord, &err, "Brokers", p.Brokers, "Tasks", p.Tasks)
+	sh := &quoter{quote: shWord}
+	program := sh.all(map[string]any{"Brokers": p.Brokers, "Tasks": p.Tasks})
 	// The flux run options after -N and -n, each a quoted word.
 	var opts strings.Builder
-	word := func(option string, v any) {
-		q, e := shWord(v)
-		if e != nil && err == nil {
-			err = e
-		}
-		opts.WriteString(" " + option + q)
-	}
 	if p.CoresPerTask > 1 {
-		word("-c ", p.CoresPerTask)
+		opts.WriteString(" -c " + sh.one("cores per task", p.CoresPerTask))
 	}
 	if p.GPUsPerTask > 0 {
-		word("-g ", p.GPUsPerTask)
+		opts.WriteString(" -g " + sh.one("GPUs per task", p.GPUsPerTask))
 	}
 	for _, o := range p.RunOptions {
-		word("", o)
+		opts.WriteString(" " + sh.one("run option", o))
 	}
 	program["runOptions"] = opts.String()
 	programText, interactive := runText, ""
@@ -187,58 +192,57 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		// No initial program: the instance stays up until flux shutdown.
 		programText, interactive, program = interactiveText, "\n    -Sbroker.rc2_none=1", values{}
 	}
-	vals := values{}.quoted(shWord, &err,
-		"ViewDir", plan.ViewDir,
-		"RunDir", plan.RunDir,
-		"CertPath", plan.CertPath,
-		"CertSource", plan.CertSourcePath,
-		"ConfigPathOption", "-o,--config-path="+plan.ConfigDir,
-		"ConnectTimeoutOption", "-Stbon.connect_timeout="+p.ConnectTimeout,
-		"TopologyOption", "-Stbon.topo="+p.Topology)
-	if err != nil {
-		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, err)
+	vals := sh.all(map[string]any{
+		"ViewDir":              plan.ViewDir,
+		"RunDir":               plan.RunDir,
+		"CertPath":             plan.CertPath,
+		"CertSource":           plan.CertSourcePath,
+		"ConfigPathOption":     "-o,--config-path=" + plan.ConfigDir,
+		"ConnectTimeoutOption": "-Stbon.connect_timeout=" + p.ConnectTimeout,
+		"TopologyOption":       "-Stbon.topo=" + p.Topology,
+	})
+	if sh.err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
 	vals["interactive"] = interactive
+	var err error
 	if vals["program"], err = fill(plan.EntrypointScript, strings.TrimSuffix(programText, "\n"), program); err != nil {
 		return "", err
 	}
 	return fill(plan.EntrypointScript, entrypointText, vals)
 }
 
-func renderBroker(p *plan.Plan, jobSet string) (string, error) {
-	var err error
-	vals := values{}.quoted(tomlValue, &err,
-		"JobSet", jobSet,
-		"CertPath", plan.CertPath,
-		"Port", p.Port,
-		"Bind", "tcp://"+uriPart(p.NetworkDevice)+":%p",
-		"Connect", "tcp://%h."+uriPart(p.Subdomain)+":%p",
-		"Hostlist", p.Hostlist(),
-		"Cores", idset(p.CoresPerNode),
-		"QueuePolicy", p.QueuePolicy)
+func renderBroker(p *plan.Plan) (string, error) {
+	jobSet := p.Name
+	if p.Namespace != "" {
+		jobSet = p.Namespace + "/" + p.Name
+	}
+	toml := &quoter{quote: tomlValue}
+	vals := toml.all(map[string]any{
+		"JobSet":      jobSet,
+		"CertPath":    plan.CertPath,
+		"Port":        p.Port,
+		"Bind":        "tcp://" + uriPart(p.NetworkDevice) + ":%p",
+		"Connect":     "tcp://%h." + uriPart(p.Subdomain) + ":%p",
+		"Hostlist":    p.Hostlist(),
+		"Cores":       idset(p.CoresPerNode),
+		"QueuePolicy": p.QueuePolicy,
+	})
 	// One inline table per group, in rank order.
 	var hosts strings.Builder
 	for i, g := range p.Groups {
-		q, e := tomlValue(g.Hosts)
-		if e != nil && err == nil {
-			err = e
-		}
 		if i > 0 {
 			hosts.WriteString(",")
 		}
-		hosts.WriteString("\n  { host = " + q + " }")
+		hosts.WriteString("\n  { host = " + toml.one("hosts", g.Hosts) + " }")
 	}
 	vals["hosts"] = hosts.String()
 	vals["gpus"] = ""
 	if gpus := idset(p.GPUsPerNode); gpus != "" {
-		q, e := tomlValue(gpus)
-		if e != nil && err == nil {
-			err = e
-		}
-		vals["gpus"] = "\ngpus = " + q
+		vals["gpus"] = "\ngpus = " + toml.one("gpus", gpus)
 	}
-	if err != nil {
-		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, err)
+	if toml.err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, toml.err)
 	}
 	return fill(plan.BrokerConfig, brokerText, vals)
 }

@@ -169,19 +169,25 @@ func quoteAmbiguous(n *yaml.Node) {
 // mayBeYAML11NonString is a cheap first look, because the full check
 // parses the value with a YAML 1.1 decoder, which is costly to run on every
 // string of every JobSet. Every YAML 1.1 boolean, null, number and
-// timestamp starts with one of "0123456789+-.~yYnNtTfFoO"; a value that
+// timestamp starts with one of yaml11FirstBytes; a value that
 // starts with a letter and holds only letters, digits and "-_./" is one
 // plain scalar, which YAML 1.1 reads as a string unless it is one of its
 // boolean or null words.
 func mayBeYAML11NonString(v string) bool {
-	if v == "" || strings.IndexByte("0123456789+-.~yYnNtTfFoO", v[0]) < 0 {
-		return v == ""
-	}
-	if isLetter(v[0]) && strings.IndexFunc(v, notWordRune) < 0 {
+	switch {
+	case v == "":
+		return true
+	case strings.IndexByte(yaml11FirstBytes, v[0]) < 0:
+		return false
+	case isLetter(v[0]) && strings.IndexFunc(v, notWordRune) < 0:
 		return yaml11Words[v]
 	}
 	return true
 }
+
+// yaml11FirstBytes are the bytes a YAML 1.1 boolean, null, number or
+// timestamp can start with.
+const yaml11FirstBytes = "0123456789+-.~yYnNtTfFoO"
 
 // yaml11Words are the plain scalars starting with a letter that YAML 1.1
 // reads as a boolean or null.

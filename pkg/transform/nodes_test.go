@@ -67,7 +67,7 @@ func checkFirstLook(t *testing.T, v string) {
 	full := yaml.IsValueNonString(v)
 	// The first look may only skip values whose first byte cannot start a
 	// YAML 1.1 non-string, or that are single plain words.
-	if full && !mayBeYAML11NonString(v) && strings.IndexByte("0123456789+-.~yYnNtTfFoO", v[0]) >= 0 {
+	if full && !mayBeYAML11NonString(v) && strings.IndexByte(yaml11FirstBytes, v[0]) >= 0 {
 		t.Errorf("mayBeYAML11NonString(%q) = false, but YAML 1.1 reads it as a non-string", v)
 	}
 }
