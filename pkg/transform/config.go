@@ -332,49 +332,52 @@ func quote(s string) string {
 
 // nonStringKey converts the maps under v that the YAML decoder made with
 // interface keys into map[string]any, in place, and returns the path and
-// the first key that is not a string (null included).
+// the first key that is not a string (null included). Keys are visited in
+// order, so that the same config always gets the same error.
 func nonStringKey(v any, path string) (string, any, bool) {
-	join := func(k string) string {
-		if path == "" {
-			return k
-		}
-		return path + "." + k
-	}
+	_, at, bad, found := withStringKeys(v, path)
+	return at, bad, found
+}
+
+// withStringKeys returns v, at field path path, with every map below it
+// keyed by strings, or the path of a map and its first key that is not a
+// string, in printed order.
+func withStringKeys(v any, path string) (any, string, any, bool) {
 	switch v := v.(type) {
-	case map[string]any:
+	case map[any]any:
+		conv := make(map[string]any, len(v))
+		var bad []any
 		for k, c := range v {
-			if m, ok := c.(map[any]any); ok {
-				conv := make(map[string]any, len(m))
-				for mk, mc := range m {
-					s, ok := mk.(string)
-					if !ok {
-						return join(k), mk, true
-					}
-					conv[s] = mc
-				}
-				v[k], c = conv, conv
+			if s, ok := k.(string); ok {
+				conv[s] = c
+			} else {
+				bad = append(bad, k)
 			}
-			if p, bad, found := nonStringKey(c, join(k)); found {
-				return p, bad, true
+		}
+		if len(bad) > 0 {
+			return nil, path, slices.MinFunc(bad, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }), true
+		}
+		return withStringKeys(conv, path)
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			at := k
+			if path != "" {
+				at = path + "." + k
 			}
+			c, p, bad, found := withStringKeys(v[k], at)
+			if found {
+				return nil, p, bad, true
+			}
+			v[k] = c
 		}
 	case []any:
-		for i, c := range v {
-			if m, ok := c.(map[any]any); ok {
-				conv := make(map[string]any, len(m))
-				for mk, mc := range m {
-					s, ok := mk.(string)
-					if !ok {
-						return fmt.Sprintf("%s[%d]", path, i), mk, true
-					}
-					conv[s] = mc
-				}
-				v[i], c = conv, conv
+		for i := range v {
+			c, p, bad, found := withStringKeys(v[i], fmt.Sprintf("%s[%d]", path, i))
+			if found {
+				return nil, p, bad, true
 			}
-			if p, bad, found := nonStringKey(c, fmt.Sprintf("%s[%d]", path, i)); found {
-				return p, bad, true
-			}
+			v[i] = c
 		}
 	}
-	return "", nil, false
+	return v, "", nil, false
 }

@@ -82,6 +82,21 @@ func TestTypedConfigAllErrorsAtOnce(t *testing.T) {
 	}
 }
 
+// A config with several keys that are not strings gets the same error on
+// every run (the output must not depend on map order): the first such key
+// in field order, here in metadata before other and spec, and the smallest
+// of its map's bad keys.
+func TestTypedConfigNonStringKeysDeterministic(t *testing.T) {
+	p := newTestProcessor(t, Options{Seed: testSeed})
+	cfg := config("metadata: {name: cfg, 4: d, 3: c}", "spec: {0: a, 1: b}", "other: [{5: e}]")
+	for range 50 {
+		found, _ := fnVerdict(t, p, cfg)
+		if len(found) != 1 || found[0].Path != "metadata" || !strings.Contains(found[0].Message, "has the key 3,") {
+			t.Fatalf("got %+v, want one error at metadata naming the key 3", found)
+		}
+	}
+}
+
 // Values a JobSetFlux config may write in more than one way.
 func TestTypedConfigAccepts(t *testing.T) {
 	p := newTestProcessor(t, Options{Seed: testSeed})
