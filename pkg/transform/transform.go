@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -315,8 +316,11 @@ func (ix *index) duplicate(js *fn.KubeObject) bool {
 // withPlacement gives a regenerated object the file placement of the
 // object it replaces, so kpt keeps it where the package has it.
 func withPlacement(obj, old *fn.KubeObject) *fn.KubeObject {
-	for k, v := range old.GetAnnotations() {
-		if isPlacement(k) {
+	annotations := old.GetAnnotations()
+	// In key order: a key the object lacks is appended, and the output
+	// must not depend on map order.
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if v := annotations[k]; isPlacement(k) {
 			if err := obj.SetAnnotation(k, v); err != nil {
 				panic(fmt.Sprintf("setting annotation on a generated object: %v", err))
 			}
