@@ -106,15 +106,14 @@ tar -C "$work" -xJf "$src/$core_tar"
 
 # --- flux-sched --------------------------------------------------------------
 # flux-sched finds flux-core through pkg-config at flux-core's final prefix, so
-# the staged /opt/software is bind-mounted at /opt/software in a private mount
-# namespace for this build (nothing on the host changes).
+# the staged /opt is bind-mounted over /opt in a private mount namespace for
+# this build (nothing on the host changes, not even an empty /opt/software).
 log "flux-sched $sched_version -> $sched_prefix"
 tar -C "$work" -xJf "$src/$sched_tar"
 # Fluxion's own unit tests are not installed and not needed in a view.
 sed -i 's/^add_subdirectory( *t *)$/# (tests not built for the view)/' "$work/flux-sched-$sched_version/CMakeLists.txt"
-mkdir -p /opt/software
 unshare --mount --propagation private -- bash -euo pipefail -c '
-  mount --bind "$1/opt/software" /opt/software
+  mount --bind "$1/opt" /opt
   cd "$2" && mkdir -p build && cd build
   export PKG_CONFIG_PATH=$3/lib/pkgconfig
   FLUX_SCHED_VERSION=$4 cmake .. -DCMAKE_INSTALL_PREFIX="$5" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -123,6 +122,11 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
   make install >"$6/sched-install.log" 2>&1   # into $1/opt/software through the bind mount
 ' _ "$stage" "$work/flux-sched-$sched_version" "$core_prefix" "$sched_version" "$sched_prefix" "$work" "$jobs" ||
   die "flux-sched build failed; logs in $work"
+
+# Debug information is most of the bytes (flux-sched's RelWithDebInfo build)
+# and every pod copies the view: keep the symbols, drop the debug sections.
+find "$stage/opt/software" -type f \( -name '*.so*' -o -perm -u+x \) -print0 |
+  xargs -0 -r sh -c 'for f; do if head -c4 "$f" | grep -q "ELF"; then strip --strip-debug "$f"; fi; done' _
 
 # --- the stand-in Spack python3 ------------------------------------------------
 mkdir -p "$stage$python_prefix/bin"

@@ -200,6 +200,7 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		"ConfigPathOption":     "-o,--config-path=" + plan.ConfigDir,
 		"ConnectTimeoutOption": "-Stbon.connect_timeout=" + p.ConnectTimeout,
 		"TopologyOption":       "-Stbon.topo=" + p.Topology,
+		"QueuePolicy":          p.QueuePolicy,
 	})
 	if sh.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)

@@ -143,6 +143,7 @@ type result struct {
 	code           int
 	stderr         string
 	start, run     *call
+	version        *call
 	otherRecording []string
 }
 
@@ -235,6 +236,8 @@ func (pd *pod) collect(r *result) {
 			r.start = c
 		case sub == "run" && r.run == nil:
 			r.run = c
+		case sub == "version" && r.version == nil:
+			r.version = c
 		default:
 			r.otherRecording = append(r.otherRecording, name)
 		}
@@ -278,6 +281,7 @@ func expectedStart(p *plan.Plan) []string {
 		"-Stbon.connect_timeout=" + p.ConnectTimeout,
 		"-Stbon.topo=" + p.Topology,
 		"-Srundir=/mnt/flux/install/run/rundir",
+		"-Slocal-uri=local:///mnt/flux/install/run/local",
 		"-Sstatedir=/mnt/flux/install/run/statedir",
 	}
 	if p.Interactive {
@@ -310,14 +314,24 @@ func rankEnv(rank, exit int) []string {
 	return []string{fmt.Sprintf("STUB_RANK=%d", rank), fmt.Sprintf("STUB_EXIT=%d", exit)}
 }
 
-// checkEnvironment checks what the stub saw of the view environment.
-func checkEnvironment(t *testing.T, c *call) {
+// checkEnvironment checks what the stub saw of the environment: the
+// image's own PATH, LD_LIBRARY_PATH and PYTHONPATH (jobs inherit them), no
+// FLUX_URI, and Fluxion's discovery variables only when the view has it.
+func checkEnvironment(t *testing.T, c *call, fluxion bool) {
 	t.Helper()
 	want := map[string]string{
-		"PATH":            plan.ViewDir + "/bin:" + containerPath,
-		"LD_LIBRARY_PATH": plan.ViewDir + "/lib:/usr/lib/app",
-		"PYTHONPATH":      plan.ViewDir + "/lib/python3.11/site-packages:/app/python",
-		"FLUX_URI":        "<unset>",
+		"PATH":                      containerPath,
+		"LD_LIBRARY_PATH":           "/usr/lib/app",
+		"PYTHONPATH":                "/app/python",
+		"FLUX_URI":                  "<unset>",
+		"FLUX_MODULE_PATH_PREPEND":  "<unset>",
+		"FLUX_MODPROBE_PATH_APPEND": "<unset>",
+		"FLUX_RC_EXTRA":             "<unset>",
+	}
+	if fluxion {
+		want["FLUX_MODULE_PATH_PREPEND"] = plan.ViewDir + "/lib/flux/modules"
+		want["FLUX_MODPROBE_PATH_APPEND"] = plan.ViewDir + "/etc/flux/modprobe"
+		want["FLUX_RC_EXTRA"] = plan.ViewDir + "/etc/flux"
 	}
 	for k, v := range want {
 		if c.env[k] != v {
@@ -438,7 +452,7 @@ func TestSandboxLeader(t *testing.T) {
 			if r.start == nil {
 				t.Fatalf("flux start never ran:\n%s", r.stderr)
 			}
-			checkEnvironment(t, r.start)
+			checkEnvironment(t, r.start, false)
 			if r.start.cert != "400 0" {
 				t.Errorf("at flux start the certificate copy was %q, want mode 400 owned by uid 0", r.start.cert)
 			}
@@ -454,7 +468,7 @@ func TestSandboxLeader(t *testing.T) {
 				return
 			}
 			run := expectedRun(p, hostileArgs)
-			if want := append(append(start, "flux"), run...); !slices.Equal(r.start.argv, want) {
+			if want := append(append(start, plan.ViewDir+"/bin/flux"), run...); !slices.Equal(r.start.argv, want) {
 				t.Errorf("flux start argv\n got %q\nwant %q", r.start.argv, want)
 			}
 			if r.run == nil {
@@ -466,7 +480,7 @@ func TestSandboxLeader(t *testing.T) {
 			if r.run.env["FLUX_URI"] != "local:///stub/local" {
 				t.Errorf("flux run saw FLUX_URI=%q, want the one flux start set", r.run.env["FLUX_URI"])
 			}
-			checkLog(t, r.stderr, "jobset-flux: ", "starting: flux start")
+			checkLog(t, r.stderr, "jobset-flux: ", "starting: /mnt/flux/install/view/bin/flux start")
 			if testing.Verbose() {
 				t.Logf("entrypoint log:\n%s", r.stderr)
 			}
@@ -498,7 +512,7 @@ func TestSandboxExitCodes(t *testing.T) {
 				if r.code != want {
 					t.Errorf("container exited %d, want %d:\n%s", r.code, want, r.stderr)
 				}
-				if r.start == nil || !slices.Equal(r.start.argv, append(append(expectedStart(p), "flux"), expectedRun(p, user)...)) {
+				if r.start == nil || !slices.Equal(r.start.argv, append(append(expectedStart(p), plan.ViewDir+"/bin/flux"), expectedRun(p, user)...)) {
 					t.Errorf("flux start was not given the initial program: %+v", r.start)
 				}
 			})
@@ -665,5 +679,63 @@ func clearDir(t *testing.T, dir string) {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSandboxScheduler: Fluxion's discovery variables are set when the view
+// has Fluxion, and only then; without it the entrypoint says which
+// scheduler runs, and a queue policy only Fluxion has is a warning.
+func TestSandboxScheduler(t *testing.T) {
+	requireSandbox(t)
+	for _, tc := range []struct {
+		name          string
+		fluxion       bool
+		policy        string
+		want, wantNot string
+	}{
+		{"fluxion", true, "easy", "scheduler: Fluxion, queue-policy easy", "warning"},
+		{"flux-core only, fcfs", false, "fcfs", "scheduler: sched-simple (the view has no Fluxion)", "warning"},
+		{"flux-core only, easy", false, "easy", "warning: queue-policy easy needs Fluxion, which the view lacks", "scheduler: Fluxion"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.QueuePolicy = tc.policy })
+			pd := newPod(t, p, 0o444, 0)
+			pd.installView()
+			if tc.fluxion {
+				modules := filepath.Join(pd.install, "view/lib/flux/modules")
+				mkdir(t, modules, 0o755)
+				writeFile(t, filepath.Join(modules, "sched-fluxion-qmanager.so"), "", 0o755)
+			}
+			r := pd.runAs("app", nil, rankEnv(0, 0), "true")
+			if r.code != 0 || r.start == nil {
+				t.Fatalf("entrypoint exited %d:\n%s", r.code, r.stderr)
+			}
+			checkEnvironment(t, r.start, tc.fluxion)
+			checkLog(t, r.stderr, "jobset-flux: ", tc.want)
+			if strings.Contains(r.stderr, tc.wantNot) {
+				t.Errorf("log has %q:\n%s", tc.wantNot, r.stderr)
+			}
+		})
+	}
+}
+
+// TestSandboxViewCannotRun: a view whose programs cannot load in the image
+// (built on a newer glibc) stops the entrypoint with one line that says so,
+// before flux start fails somewhere deep inside.
+func TestSandboxViewCannotRun(t *testing.T) {
+	requireSandbox(t)
+	pd := newPod(t, newPlan([]group{{"w", 1, 1, "js-w-0-0"}}, nil), 0o444, 0)
+	pd.installView()
+	r := pd.runAs("app", nil, append(rankEnv(0, 0), "STUB_BROKEN=1"), "true")
+	if r.code == 0 {
+		t.Fatalf("the entrypoint went on with a view that cannot run:\n%s", r.stderr)
+	}
+	if r.start != nil {
+		t.Errorf("flux start ran: %q", r.start.argv)
+	}
+	checkLog(t, r.stderr, "jobset-flux: ", "GLIBC_2.38")
+	checkLog(t, r.stderr, "jobset-flux: ", "set view-image to a view for this image's OS")
+	if n := strings.Count(r.stderr, "\n"); n != 1 {
+		t.Errorf("want the diagnosis on one line, got %d lines:\n%s", n, r.stderr)
 	}
 }

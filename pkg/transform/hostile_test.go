@@ -699,7 +699,7 @@ func TestMillionPods(t *testing.T) {
 			if len(doc.Bootstrap.Hosts) != 1 || !strings.HasPrefix(doc.Bootstrap.Hosts[0].Host, c.hosts) {
 				t.Errorf("hosts = %.80v, want it to start with %s", doc.Bootstrap.Hosts, c.hosts)
 			}
-			if !strings.Contains(files[plan.EntrypointScript], fmt.Sprintf("flux run -N %d ", c.replicas*c.completions)) {
+			if !strings.Contains(files[plan.EntrypointScript], fmt.Sprintf(`"${flux}" run -N %d `, c.replicas*c.completions)) {
 				t.Errorf("the entrypoint does not run on %d nodes", c.replicas*c.completions)
 			}
 			// Generous against a loaded machine, and still far from what a

@@ -12,13 +12,13 @@ package kubelet
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/jobset/api/jobset/v1alpha2"
-	"sigs.k8s.io/yaml"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -35,39 +35,31 @@ type Objects struct {
 // not use are skipped; a JobSet, ConfigMap or Secret that does not decode
 // strictly into its API type is an error.
 func Decode(data []byte) (Objects, error) {
-	var docs [][]byte
+	var docs [][]byte // JSON, one per object
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
 	for {
-		var node yamlv3.Node
-		err := dec.Decode(&node)
+		var doc map[string]any
+		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return Objects{}, fmt.Errorf("decode YAML: %w", err)
 		}
-		var head struct {
-			Kind  string           `json:"kind"`
-			Items []map[string]any `json:"items"`
-		}
-		raw, err := yamlv3.Marshal(&node)
-		if err != nil {
-			return Objects{}, err
-		}
-		if err := yaml.Unmarshal(raw, &head); err != nil {
-			return Objects{}, err
-		}
-		if head.Kind == "ResourceList" {
-			for _, item := range head.Items {
-				b, err := yaml.Marshal(item)
-				if err != nil {
-					return Objects{}, err
-				}
-				docs = append(docs, b)
-			}
+		if doc == nil {
 			continue
 		}
-		docs = append(docs, raw)
+		items := []any{doc}
+		if doc["kind"] == "ResourceList" {
+			items, _ = doc["items"].([]any)
+		}
+		for _, item := range items {
+			b, err := json.Marshal(item)
+			if err != nil {
+				return Objects{}, err
+			}
+			docs = append(docs, b)
+		}
 	}
 	var objs Objects
 	for _, doc := range docs {
@@ -75,22 +67,22 @@ func Decode(data []byte) (Objects, error) {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 		}
-		if err := yaml.Unmarshal(doc, &head); err != nil {
+		if err := json.Unmarshal(doc, &head); err != nil {
 			return Objects{}, err
 		}
 		var err error
 		switch head.APIVersion + "/" + head.Kind {
 		case "jobset.x-k8s.io/v1alpha2/JobSet":
 			js := &v1alpha2.JobSet{}
-			err = yaml.UnmarshalStrict(doc, js)
+			err = strict(doc, js)
 			objs.JobSets = append(objs.JobSets, js)
 		case "v1/ConfigMap":
 			cm := &corev1.ConfigMap{}
-			err = yaml.UnmarshalStrict(doc, cm)
+			err = strict(doc, cm)
 			objs.ConfigMaps = append(objs.ConfigMaps, cm)
 		case "v1/Secret":
 			s := &corev1.Secret{}
-			err = yaml.UnmarshalStrict(doc, s)
+			err = strict(doc, s)
 			// The API server moves stringData into data.
 			for k, v := range s.StringData {
 				if s.Data == nil {
@@ -106,6 +98,13 @@ func Decode(data []byte) (Objects, error) {
 		}
 	}
 	return objs, nil
+}
+
+// strict decodes JSON into an API type, refusing fields the type lacks.
+func strict(doc []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 func (o Objects) configMap(namespace, name string) *corev1.ConfigMap {

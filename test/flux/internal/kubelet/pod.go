@@ -243,9 +243,9 @@ func (c *Cluster) containerSpec(p *Pod, spec *corev1.Container, volumes map[stri
 	}
 	facts := podFacts{name: p.Name, namespace: p.Namespace, ip: p.IP, hostname: p.Hostname,
 		labels: map[string]string{
-			"jobset.sigs.k8s.io/jobset-name":         p.JobSet,
-			"jobset.sigs.k8s.io/replicatedjob-name":  p.ReplicatedJob,
-			"jobset.sigs.k8s.io/job-index":           strconv.Itoa(p.JobIndex),
+			"jobset.sigs.k8s.io/jobset-name":           p.JobSet,
+			"jobset.sigs.k8s.io/replicatedjob-name":    p.ReplicatedJob,
+			"jobset.sigs.k8s.io/job-index":             strconv.Itoa(p.JobIndex),
 			"batch.kubernetes.io/job-completion-index": strconv.Itoa(p.Index),
 		},
 		annotations: map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(p.Index)},

@@ -1,0 +1,276 @@
+package flux
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// instanceTimeout bounds one Flux instance from the first pod to the end:
+// brokers on this 2-CPU machine start in seconds, the rest is the job.
+const instanceTimeout = 3 * time.Minute
+
+// TestGrid boots instances of every size the grid covers (1-3
+// replicatedJobs, replicas 1-3, completions 1-4) and runs one task per
+// broker: every pod joins, ranks follow the hostlist order, and the
+// leader's exit code is the job's.
+func TestGrid(t *testing.T) {
+	requireEnv(t)
+	shapes := []struct {
+		name   string
+		groups []group
+		exit   int // the exit code of the task on the last rank
+	}{
+		{"one", []group{{name: "w", replicas: 1, completions: 1}}, 0},
+		{"column", []group{{name: "w", replicas: 1, completions: 4}}, 0},
+		{"row", []group{{name: "w", replicas: 3, completions: 1}}, 5},
+		{"two", []group{{name: "a", replicas: 2, completions: 2}, {name: "b", replicas: 1, completions: 3}}, 0},
+		{"three", []group{{name: "a", replicas: 1, completions: 2}, {name: "b", replicas: 3, completions: 1}, {name: "c", replicas: 2, completions: 3}}, 3},
+	}
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			hosts := hostnames(s.name, s.groups...)
+			// Each task prints its rank and host; the last exits with s.exit.
+			script := fmt.Sprintf(`echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"; [ "$FLUX_TASK_RANK" != %d ] || exit %d`, len(hosts)-1, s.exit)
+			r := start(t, render(t, jobSet(t, s.name, nil, []string{"bash", "-c", script}, s.groups...)), nil)
+			res := r.wait(instanceTimeout)
+			leader := r.c.Pod(hosts[0])
+			out := logs(leader, "app")
+			c := checks{t: t}
+			for rank, h := range hosts {
+				want := fmt.Sprintf("task %d of %d on %s", rank, len(hosts), h)
+				if n := strings.Count(out, want+"\n"); n != 1 {
+					c.errorf("leader output has %q %d times, want once", want, n)
+				}
+			}
+			if got, _ := leader.Result("app"); got.ExitCode != s.exit {
+				c.errorf("leader exit %d, want the job's %d", got.ExitCode, s.exit)
+			}
+			wantState := "Completed"
+			if s.exit != 0 {
+				wantState = "Failed"
+			}
+			if res.State != wantState {
+				c.errorf("JobSet %s, want %s", res.State, wantState)
+			}
+			if s.exit == 0 {
+				for _, p := range res.Pods {
+					if got, _ := p.Result("app"); got.ExitCode != 0 || p.Phase() != "Succeeded" {
+						c.errorf("%s: %s, exit %d; every broker should end with the instance", p.Hostname, p.Phase(), got.ExitCode)
+					}
+				}
+			}
+			if len(c.problems) > 0 {
+				dump(t, res)
+			}
+			c.report("")
+		})
+	}
+}
+
+// TestArgv: the container's words reach every task one for one, whatever
+// they hold, after Kubernetes' own $(VAR) expansion. Each task prints its
+// argv as one JSON line (Flux interleaves tasks' output line by line).
+func TestArgv(t *testing.T) {
+	requireEnv(t)
+	words := []string{"plain", "two words", "'single'", `"double"`, `$HOME`, `$(UNSET_VAR)`, "*", "?[a]", "line1\nline2", "tab\there", `back\slash`, "", "-n", "--", `;|&<>()`, "$$"}
+	argv := append([]string{"/usr/bin/python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"}, words...)
+	groups := []group{{name: "w", replicas: 1, completions: 2}}
+	r := start(t, render(t, jobSet(t, "argv", nil, argv, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	expanded := slices.Clone(words)
+	expanded[len(expanded)-1] = "$" // Kubernetes turns $$ into $
+	want, err := json.Marshal(expanded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := logs(r.c.Pod("argv-w-0-0"), "app")
+	if got := strings.Count(out, string(want)+"\n"); got != 2 || res.State != "Completed" {
+		dump(t, res)
+		t.Errorf("the words reached %d of 2 tasks intact, JobSet %s; want each task to print\n%s", got, res.State, want)
+	}
+}
+
+// TestNonRootUser: runAsUser/runAsGroup/fsGroup and runAsNonRoot, as in
+// restricted namespaces: the brokers and the job run as 1001.
+func TestNonRootUser(t *testing.T) {
+	requireEnv(t)
+	sc := map[string]any{"securityContext": map[string]any{
+		"runAsUser": 1001, "runAsGroup": 1001, "fsGroup": 1001, "runAsNonRoot": true,
+	}}
+	groups := []group{{name: "w", replicas: 1, completions: 2, pod: sc}}
+	r := start(t, render(t, jobSet(t, "user", nil, []string{"bash", "-c", `echo "uid $(id -u) gid $(id -g) on $(hostname)"`}, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	out := logs(r.c.Pod("user-w-0-0"), "app")
+	for _, h := range hostnames("user", groups...) {
+		if !strings.Contains(out, "uid 1001 gid 1001 on "+h) {
+			dump(t, res)
+			t.Errorf("no task ran as 1001:1001 on %s", h)
+		}
+	}
+	if res.State != "Completed" {
+		t.Errorf("JobSet %s, want Completed", res.State)
+	}
+}
+
+// TestInteractive: with no command the instance stays up; another process
+// in the leader pod (kubectl exec) drives it, and flux shutdown ends every
+// pod with exit 0.
+func TestInteractive(t *testing.T) {
+	requireEnv(t)
+	groups := []group{{name: "b", replicas: 1, completions: 3}}
+	r := start(t, render(t, jobSet(t, "inter", map[string]string{"flux-framework.org/cores-per-node": "2"}, nil, groups...)), nil)
+	leader := hostnames("inter", groups...)[0]
+	var out string
+	var code int
+	for deadline := time.Now().Add(instanceTimeout); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if r.c.Pod(leader).Phase() == "Failed" {
+			break
+		}
+		var err error
+		out, code, err = r.tryFlux(leader, "app", "resource", "list", "-no", "{nnodes} {ncores}")
+		if err == nil && code == 0 && strings.TrimSpace(out) == "3 6" {
+			break
+		}
+	}
+	if code != 0 || strings.TrimSpace(out) != "3 6" {
+		t.Errorf("flux resource list: exit %d, %q; want 3 nodes with 6 cores up", code, out)
+	}
+	if out, code := r.flux(leader, "app", "run", "-N3", "hostname"); code != 0 || strings.Count(out, "inter-b-0-") != 3 {
+		t.Errorf("flux run -N3 hostname from kubectl exec: exit %d\n%s", code, out)
+	}
+	if out, code := r.flux(leader, "app", "shutdown", "--quiet"); code != 0 {
+		t.Errorf("flux shutdown: exit %d\n%s", code, out)
+	}
+	res := r.wait(instanceTimeout)
+	if res.State != "Completed" {
+		dump(t, res)
+		t.Errorf("JobSet %s after flux shutdown, want Completed", res.State)
+	}
+}
+
+// TestGPUs: GPUs in the container's limits are the instance's GPUs; the
+// leader's job asks for them per task (-g 1) and is scheduled on them.
+func TestGPUs(t *testing.T) {
+	requireEnv(t)
+	ctr := map[string]any{
+		"name": "app", "image": hostImage,
+		"command":   []string{"bash", "-c", `echo "gpu $CUDA_VISIBLE_DEVICES on $(hostname)"; ` + fluxBin + ` resource list -no "{ngpus}" | sed "s/^/ngpus /"`},
+		"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 2}},
+	}
+	groups := []group{{name: "g", replicas: 2, completions: 1, container: ctr}}
+	r := start(t, render(t, jobSet(t, "gpus", nil, nil, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	out := logs(r.c.Pod("gpus-g-0-0"), "app")
+	// The job shell's default gpu-affinity gives every task of a node the
+	// job's GPUs on that node (-o gpu-affinity=per-task would split them).
+	for _, h := range hostnames("gpus", groups...) {
+		if n := strings.Count(out, "gpu 0,1 on "+h+"\n"); n != 2 {
+			t.Errorf("%d of 2 tasks on %s see GPUs 0,1", n, h)
+		}
+	}
+	if !strings.Contains(out, "ngpus 4\n") {
+		t.Errorf("the instance does not have 4 GPUs")
+	}
+	if res.State != "Completed" {
+		t.Errorf("JobSet %s, want Completed", res.State)
+	}
+	if t.Failed() {
+		dump(t, res)
+	}
+}
+
+// TestTopology: the tree the function configures is the one the brokers
+// use.
+func TestTopology(t *testing.T) {
+	requireEnv(t)
+	groups := []group{{name: "w", replicas: 1, completions: 4}}
+	cmd := []string{"bash", "-c", `[ "$FLUX_TASK_RANK" != 0 ] || { ` + fluxBin + ` getattr tbon.topo; ` + fluxBin + ` getattr size; }`}
+	r := start(t, render(t, jobSet(t, "topo", map[string]string{"flux-framework.org/topology": "kary:2"}, cmd, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	out := logs(r.c.Pod("topo-w-0-0"), "app")
+	if !strings.Contains(out, "kary:2\n4\n") || res.State != "Completed" {
+		dump(t, res)
+		t.Errorf("want tbon.topo kary:2 and size 4 in the leader's output")
+	}
+}
+
+// TestFluxFacts asserts, from inside the job, what the other issues rely
+// on: which scheduler the instance loaded and the environment the job sees.
+func TestFluxFacts(t *testing.T) {
+	requireEnv(t)
+	ctr := map[string]any{
+		"name": "app", "image": hostImage,
+		"env": []any{map[string]any{"name": "LD_LIBRARY_PATH", "value": "/opt/app/lib"}},
+		"command": []string{"bash", "-c", `
+echo "PATH=$PATH"
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH-<unset>}"
+echo "PYTHONPATH=${PYTHONPATH-<unset>}"
+echo "python3=$(command -v python3)"
+` + fluxBin + ` module list | awk 'NR > 1 {print "module", $1}'`},
+	}
+	groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr}}
+	r := start(t, render(t, jobSet(t, "facts", map[string]string{"flux-framework.org/queue-policy": "easy"}, nil, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	out := logs(r.c.Pod("facts-w-0-0"), "app")
+	t.Logf("job output:\n%s", out)
+	if res.State != "Completed" {
+		dump(t, res)
+		t.Fatalf("JobSet %s", res.State)
+	}
+	env := checks{t: t}
+	lines := strings.Split(out, "\n")
+	// flux appends its own bin directory (only flux is in it) to PATH, and
+	// the job shell's PMI plugin puts Flux's PMI library directory (only
+	// libpmi*.so) first in LD_LIBRARY_PATH: both by Flux's design, neither
+	// shadows the image.
+	fluxDir := `/opt/software/[^:]*/flux-core-[^:/]*/`
+	pathOK := regexp.MustCompile(`^PATH=` + regexp.QuoteMeta(defaultPath) + `(:` + fluxDir + `bin)?$`).MatchString
+	ldOK := regexp.MustCompile(`^LD_LIBRARY_PATH=(` + fluxDir + `lib/flux:)?/opt/app/lib$`).MatchString
+	for _, want := range []struct {
+		what string
+		ok   func(string) bool
+	}{
+		{"PATH is the image's (flux at most appended)", pathOK},
+		{"LD_LIBRARY_PATH is the container's (after Flux's PMI libraries)", ldOK},
+		{"PYTHONPATH is unset, as in the image", func(l string) bool { return l == "PYTHONPATH=<unset>" }},
+		{"python3 is the image's", func(l string) bool { return l == "python3=/usr/bin/python3" }},
+	} {
+		if n := countFunc(lines, want.ok); n != 2 {
+			env.errorf("%s: %d of 2 tasks", want.what, n)
+		}
+	}
+	env.report("")
+
+	sched := checks{t: t}
+	if !slices.Contains(lines, "module sched-fluxion-qmanager") || !slices.Contains(lines, "module sched-fluxion-resource") {
+		sched.errorf("Fluxion is not loaded although the view has it: %q", grep(lines, "module sched"))
+	}
+	sched.report("")
+}
+
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+func countFunc(lines []string, ok func(string) bool) int {
+	n := 0
+	for _, l := range lines {
+		if ok(l) {
+			n++
+		}
+	}
+	return n
+}
+
+func grep(lines []string, prefix string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
