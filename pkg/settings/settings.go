@@ -26,9 +26,11 @@ type Settings struct {
 	ViewImage string
 	// TasksPerNode: 0 means derived (GPUs per node when more than one, else 1).
 	TasksPerNode int
-	// CoresPerNode: 0 means derived (tasks per node).
+	// CoresPerNode: 0 means derived per replicatedJob (the wrapped
+	// container's CPU limit, else request, else tasks per node).
 	CoresPerNode int
-	// GPUsPerNode: nil means derived from the wrapped container's resources.
+	// GPUsPerNode: nil means derived per replicatedJob from the wrapped
+	// container's resources.
 	GPUsPerNode    *int
 	NetworkDevice  string
 	Port           int
