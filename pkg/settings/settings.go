@@ -58,7 +58,11 @@ func (s *Settings) Origin(name string) string { return s.origins[name] }
 // Defaults returns the built-in defaults.
 func Defaults() Settings {
 	return Settings{
-		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
+		// Ubuntu 22.04's view (glibc 2.35): a view's binaries run only in
+		// images whose glibc is as new or newer, and this one runs in the
+		// 22.04 images GPU stacks still build on (NGC's, for one) as well
+		// as in 24.04 ones; the 24.04 view would fail in the former.
+		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy",
 		NetworkDevice:  "eth0",
 		Port:           8050,
 		QueuePolicy:    "fcfs",
