@@ -162,6 +162,13 @@ func variants() []variant {
 			gpus(1, 1, 1)(p)
 			p.Subdomain = "flux-net"
 		})},
+		// A GPU-less launcher with 2 cores and two 2-GPU workers: each
+		// group has its own resource entry, and the job runs on the
+		// workers only (-N 2).
+		{"GPU-less launcher, GPU workers", newPlan([]group{{"launcher", 1, 1, "js-launcher-0-0"}, {"workers", 2, 1, "js-workers-[0-1]-0"}}, func(p *plan.Plan) {
+			gpus(2, 2, 1)(p)
+			p.Groups[0].Cores, p.Groups[0].GPUs, p.Groups[0].RunsJob = 2, 0, false
+		})},
 	}
 }
 
@@ -566,5 +573,32 @@ func BenchmarkRender(b *testing.B) {
 		if _, err := Render(p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRenderPerGroupResources: a GPU-less launcher and GPU workers get
+// one resource entry each, and flux run's -N counts only the nodes the
+// job runs on.
+func TestRenderPerGroupResources(t *testing.T) {
+	var p *plan.Plan
+	for _, v := range variants() {
+		if v.name == "GPU-less launcher, GPU workers" {
+			p = v.plan
+		}
+	}
+	f, err := Render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"[[resource.config]]\n# replicatedJob 'launcher'\nhosts = 'js-launcher-0-0'\ncores = '0-1'\n\n",
+		"[[resource.config]]\n# replicatedJob 'workers'\nhosts = 'js-workers-[0-1]-0'\ncores = '0-7'\ngpus = '0-1'\n",
+	} {
+		if !strings.Contains(f.Broker, want) {
+			t.Errorf("broker.toml lacks\n%s\nin:\n%s", want, f.Broker)
+		}
+	}
+	if !strings.Contains(f.Entrypoint, "flux run -N 2 -n 4 -c 4 -g 1") {
+		t.Errorf("the entrypoint does not run on the 2 workers with -n 4 -c 4 -g 1:\n%s", f.Entrypoint)
 	}
 }
