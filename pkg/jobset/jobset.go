@@ -95,6 +95,9 @@ type Container struct {
 	// both are zero). CPUPath names the field it came from.
 	CPUs    int
 	CPUPath string
+	// CPULimit is true when CPUs come from the limit (a ceiling), false
+	// when from the request (a floor the container may exceed).
+	CPULimit bool
 	// Accelerators are the field paths of the container's other extended
 	// resources whose names look like accelerators (not counted as GPUs),
 	// one per resource name.
@@ -294,7 +297,7 @@ func (r *reader) resources(c *Container, res *yaml.Node, path string) {
 		}
 	}
 	if n, fp, ok := r.quantity(limits, requests, "cpu", path, cpuQuantity, wholeCores); ok && n > 0 {
-		c.CPUs, c.CPUPath = int(n), fp
+		c.CPUs, c.CPUPath, c.CPULimit = int(n), fp, strings.Contains(fp, ".limits[")
 	}
 	seen := map[string]bool{}
 	for _, m := range []struct {

@@ -184,6 +184,9 @@ func TestReadResources(t *testing.T) {
 				t.Fatalf("findings: %v", found)
 			}
 			c := js.ReplicatedJobs[0].Pod.Containers[0]
+			if c.CPULimit != strings.Contains(tc.cpuPath, ".limits[") {
+				t.Errorf("CPULimit = %v for %q", c.CPULimit, tc.cpuPath)
+			}
 			if c.CPUs != tc.cpus || c.CPUPath != tc.cpuPath || c.GPUs != tc.gpus || c.GPUPath != tc.gpuPath || !slices.Equal(c.Accelerators, tc.accelerators) {
 				t.Errorf("cpus %d from %q, gpus %d from %q, accelerators %q; want %d from %q, %d from %q, %q",
 					c.CPUs, c.CPUPath, c.GPUs, c.GPUPath, c.Accelerators, tc.cpus, tc.cpuPath, tc.gpus, tc.gpuPath, tc.accelerators)

@@ -429,9 +429,15 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 			g.Cores = s.CoresPerNode
 		case c.CPUs > settings.MaxCoresPerNode:
 			found.Errorf(c.CPUPath, "gives %d cores per pod, more than the %d a Flux node may have (the bound of cores-per-node); lower it, or set flux-framework.org/cores-per-node", c.CPUs, settings.MaxCoresPerNode)
+		case c.CPUs > 0 && g.RunsJob && c.CPUs < p.TasksPerNode && !c.CPULimit:
+			// A request is a floor: the pod may use more CPU than it asked
+			// for, so the tasks' own cores are what it really has.
+			g.Cores = p.TasksPerNode
 		case c.CPUs > 0:
 			g.Cores = c.CPUs
 			if g.RunsJob && g.Cores < p.TasksPerNode {
+				// A limit is a ceiling: more tasks than cores would need
+				// cores the pod cannot use.
 				found.Errorf(c.CPUPath, "gives replicatedJob %q %d whole cores per pod, fewer than its %d tasks per node, and Flux gives every task a core of its own; raise the CPU limit, lower flux-framework.org/tasks-per-node, or set flux-framework.org/cores-per-node to %d to share the cores on purpose", g.Name, g.Cores, p.TasksPerNode, p.TasksPerNode)
 			}
 		default:

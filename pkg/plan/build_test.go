@@ -190,6 +190,7 @@ func TestResourcesDerived(t *testing.T) {
 		{"cores shared by tasks", map[string]string{"flux-framework.org/tasks-per-node": "8"}, "resources:\n  limits:\n    cpu: 32", 8, 32, 0, 4, 0},
 		{"indivisible cores count down per task", map[string]string{"flux-framework.org/tasks-per-node": "8"}, "resources:\n  limits:\n    cpu: 30", 8, 30, 0, 3, 0},
 		{"gpus and cpus", nil, "resources:\n  limits:\n    cpu: 64\n    nvidia.com/gpu: 8", 8, 64, 8, 8, 1},
+		{"a cpu request below the tasks counts as the tasks", map[string]string{"flux-framework.org/tasks-per-node": "8"}, "resources:\n  requests:\n    cpu: 2", 8, 8, 0, 1, 0},
 		{"explicit cores win over the cpu limit", map[string]string{"flux-framework.org/cores-per-node": "4"}, "resources:\n  limits:\n    cpu: 32", 1, 4, 0, 4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -306,9 +306,6 @@ func (g *writer) jobSet(i int, team string, flux bool) (groups, pods int, gpu bo
 	// Some multi-job JobSets leave their last replicatedJob (a data
 	// loader, say) out of the instance.
 	joined := rjs
-	// Each pod has at least a core per task (the function refuses fewer
-	// cores than tasks per node, and derives the cores from the request).
-	tasks := max(1, gpus)
 	// One command for the whole JobSet: only rank 0's runs, and a
 	// different one elsewhere would be a warning.
 	command := ""
@@ -324,8 +321,7 @@ func (g *writer) jobSet(i int, team string, flux bool) (groups, pods int, gpu bo
 			fmt.Fprintf(&ann, "      flux-framework.org/replicated-jobs: %s\n", strings.Join(names, ","))
 		}
 		if gpus == 0 && g.r.IntN(3) == 0 {
-			tasks = []int{2, 4, 8, 16}[g.r.IntN(4)]
-			fmt.Fprintf(&ann, "      flux-framework.org/tasks-per-node: \"%d\"\n", tasks)
+			fmt.Fprintf(&ann, "      flux-framework.org/tasks-per-node: \"%d\"\n", []int{2, 4, 8, 16}[g.r.IntN(4)])
 		}
 		if g.r.IntN(4) == 0 {
 			fmt.Fprintf(&ann, "      flux-framework.org/queue-policy: %s\n", g.pick("easy", "conservative"))
@@ -371,7 +367,7 @@ func (g *writer) jobSet(i int, team string, flux bool) (groups, pods int, gpu bo
 		if cmd := g.pick("mpirun, -n, \"8\", ./solver", "python3, /workspace/train.py, --epochs, \"3\"", "lmp, -in, in.lj", "bash, -c, 'run-case.sh && collect.sh'"); command == "" {
 			command = cmd
 		}
-		threads, cpu, memory := 1+g.r.IntN(16), max(tasks, 1+g.r.IntN(16)), 2*(1+g.r.IntN(16))
+		threads, cpu, memory := 1+g.r.IntN(16), 1+g.r.IntN(16), 2*(1+g.r.IntN(16))
 		g.printf(`              containers:
               - name: main
                 image: ghcr.io/%s/%s:v%d
