@@ -367,8 +367,10 @@ func groupHosts(prefix string, replicas, completions int) string {
 // runs on every group when they all have the same GPUs, and otherwise
 // only on the groups that have GPUs, which must have the same number: a
 // GPU job on a GPU-less launcher could never be scheduled, and a
-// launcher's pods are not where a GPU job belongs. -c is what the group
-// with the fewest cores per task can give.
+// launcher's pods are not where a GPU job belongs. Of those, a group
+// whose CPU limit cannot hold the tasks per node is left out too, when
+// another can. -c is what the group with the fewest cores per task can
+// give.
 func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 	var found finding.List
 	container := func(g *Group) *jobset.Container {
@@ -435,11 +437,6 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 			g.Cores = p.TasksPerNode
 		case c.CPUs > 0:
 			g.Cores = c.CPUs
-			if g.RunsJob && g.Cores < p.TasksPerNode {
-				// A limit is a ceiling: more tasks than cores would need
-				// cores the pod cannot use.
-				found.Errorf(c.CPUPath, "gives replicatedJob %q %d whole cores per pod, fewer than its %d tasks per node, and Flux gives every task a core of its own; raise the CPU limit, lower flux-framework.org/tasks-per-node, or set flux-framework.org/cores-per-node to %d to share the cores on purpose", g.Name, g.Cores, p.TasksPerNode, p.TasksPerNode)
-			}
 		default:
 			g.Cores = p.TasksPerNode
 		}
@@ -450,22 +447,57 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 	if found.HasErrors() {
 		return found
 	}
+
+	// A CPU limit is a ceiling: a group whose limit gives fewer cores
+	// than its tasks per node cannot hold them (Flux gives every task a
+	// core of its own). When another group can, the job leaves that one
+	// out, as it leaves a GPU-less launcher out of a GPU job; when none
+	// can, no flux run fits.
+	fits := func(g Group) bool { return !g.RunsJob || g.Cores >= p.TasksPerNode }
+	anyFits := slices.ContainsFunc(p.Groups, func(g Group) bool { return g.RunsJob && fits(g) })
+	why := map[string]string{}
+	for i := range p.Groups {
+		g, c := &p.Groups[i], container(&p.Groups[i])
+		switch {
+		case fits(*g):
+		case anyFits:
+			g.RunsJob = false
+			why[g.Name] = fmt.Sprintf("its CPU limit is below tasks-per-node: %d cores, %d tasks", g.Cores, p.TasksPerNode)
+		default:
+			found.Errorf(c.CPUPath, "gives replicatedJob %q %d whole cores per pod, fewer than its %d tasks per node, and Flux gives every task a core of its own; raise the CPU limit, lower flux-framework.org/tasks-per-node, or set flux-framework.org/cores-per-node to %d to share the cores on purpose", g.Name, g.Cores, p.TasksPerNode, p.TasksPerNode)
+		}
+	}
+	if found.HasErrors() {
+		return found
+	}
+
 	var runs, idle []string
-	for _, g := range p.Groups {
+	var fewest *Group
+	for i := range p.Groups {
+		g := &p.Groups[i]
 		if !g.RunsJob {
-			idle = append(idle, strconv.Quote(g.Name))
+			reason, ok := why[g.Name]
+			if !ok {
+				reason = "no GPUs"
+			}
+			idle = append(idle, fmt.Sprintf("%q (%s)", g.Name, reason))
 			continue
 		}
 		runs = append(runs, strconv.Quote(g.Name))
 		p.JobNodes += g.Replicas * g.Completions
-		if perTask := g.Cores / p.TasksPerNode; p.CoresPerTask == 0 || perTask < p.CoresPerTask {
-			p.CoresPerTask = perTask
+		if perTask := g.Cores / p.TasksPerNode; fewest == nil || perTask < p.CoresPerTask {
+			p.CoresPerTask, fewest = perTask, g
 		}
 	}
 	p.Tasks = p.JobNodes * p.TasksPerNode
 	p.GPUsPerTask = gpus / p.TasksPerNode
 	if len(idle) > 0 {
-		found.Infof("", "flux run places the command's %d tasks on the %d pods of the replicatedJobs with GPUs (%s); %s, without GPUs, run none", p.Tasks, p.JobNodes, strings.Join(runs, ", "), strings.Join(idle, ", "))
+		found.Infof("", "flux run places the command's %d tasks on the %d pods of %s, not on %s", p.Tasks, p.JobNodes, strings.Join(runs, ", "), strings.Join(idle, ", "))
+	}
+	for _, g := range p.Groups {
+		if g.RunsJob && g.Cores/p.TasksPerNode > p.CoresPerTask {
+			found.Infof("", "flux run -c %d is what replicatedJob %q's %d cores give each of %d tasks, so the job uses %d of the %d cores of %q's pods", p.CoresPerTask, fewest.Name, fewest.Cores, p.TasksPerNode, p.CoresPerTask*p.TasksPerNode, g.Cores, g.Name)
+		}
 	}
 	return found
 }

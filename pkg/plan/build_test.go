@@ -300,7 +300,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 		t.Errorf("-N, tasks per node, -n, -c, -g = %v, want %v", got, want)
 	}
 	if !slices.ContainsFunc(found, func(f finding.Finding) bool {
-		return f.Severity == finding.Info && strings.Contains(f.Message, `flux run places the command's 32 tasks on the 4 pods of the replicatedJobs with GPUs ("workers"); "launcher", without GPUs, run none`)
+		return f.Severity == finding.Info && f.Message == `flux run places the command's 32 tasks on the 4 pods of "workers", not on "launcher" (no GPUs)`
 	}) {
 		t.Errorf("no info saying where the command runs: %+v", found)
 	}
@@ -314,6 +314,28 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 	got = []int{p.Groups[0].Cores, p.Groups[1].Cores, p.JobNodes, p.Tasks, p.CoresPerTask, p.GPUsPerTask}
 	if want := []int{8, 4, 4, 8, 2, 0}; !slices.Equal(got, want) || !p.Groups[0].RunsJob || !p.Groups[1].RunsJob {
 		t.Errorf("cores a, cores b, -N, -n, -c, -g = %v (runs %v %v), want %v and both run", got, p.Groups[0].RunsJob, p.Groups[1].RunsJob, want)
+	}
+	if !slices.ContainsFunc(found, func(f finding.Finding) bool {
+		return f.Message == `flux run -c 2 is what replicatedJob "b"'s 4 cores give each of 2 tasks, so the job uses 4 of the 8 cores of "a"'s pods`
+	}) {
+		t.Errorf("no info saying -c leaves cores of a unused: %+v", found)
+	}
+
+	// A launcher whose CPU limit cannot hold the tasks per node runs
+	// none, since the workers can: no error, and an info says why.
+	p, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "32"},
+		"launcher:1:1:resources:\n  limits:\n    cpu: 1", "workers:1:4:resources:\n  limits:\n    cpu: 32")), settings.Layer{})
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	got = []int{p.Groups[0].Cores, p.Groups[1].Cores, p.JobNodes, p.Tasks, p.CoresPerTask}
+	if want := []int{1, 32, 4, 128, 1}; !slices.Equal(got, want) || p.Groups[0].RunsJob || !p.Groups[1].RunsJob {
+		t.Errorf("cores launcher, cores workers, -N, -n, -c = %v (runs %v %v), want %v and only the workers run", got, p.Groups[0].RunsJob, p.Groups[1].RunsJob, want)
+	}
+	if !slices.ContainsFunc(found, func(f finding.Finding) bool {
+		return f.Message == `flux run places the command's 128 tasks on the 4 pods of "workers", not on "launcher" (its CPU limit is below tasks-per-node: 1 cores, 32 tasks)`
+	}) {
+		t.Errorf("no info saying the launcher runs no task: %+v", found)
 	}
 
 	// An explicit gpus-per-node describes every node alike.
