@@ -273,7 +273,7 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "GPUs that differ across replicatedJobs", edits: []edit{
 			{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.resources", "{limits: {nvidia.com/gpu: 2}}"},
 			{"spec.replicatedJobs.1", `{name: v, template: {spec: {template: {spec: {containers: [{name: app, image: busybox, resources: {limits: {nvidia.com/gpu: 4}}}]}}}}}`}},
-			exit: 1, field: "spec.replicatedJobs[1].template.spec.template.spec.containers[0].resources", phrase: "set flux-framework.org/gpus-per-node"},
+			exit: 1, field: "spec.replicatedJobs[1].template.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]", phrase: "set flux-framework.org/gpus-per-node"},
 
 		// Every setting, invalid.
 		{name: "invalid view-image", ann: map[string]string{"flux-framework.org/view-image": "Ghcr.io/x:$(id)"}, exit: 1, field: ann("view-image"), phrase: "must be an image reference"},

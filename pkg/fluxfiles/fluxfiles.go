@@ -174,7 +174,10 @@ func renderInit() (string, error) {
 
 func renderEntrypoint(p *plan.Plan) (string, error) {
 	sh := &quoter{quote: shWord}
-	program := sh.all(map[string]any{"Brokers": p.Brokers, "Tasks": p.Tasks})
+	// -N is the nodes the job runs on (JobNodes), which the template
+	// still calls Brokers: they are all the brokers unless some groups
+	// have no GPUs for a GPU job.
+	program := sh.all(map[string]any{"Brokers": p.JobNodes, "Tasks": p.Tasks})
 	// The flux run options after -N and -n, each a quoted word.
 	var opts strings.Builder
 	if p.CoresPerTask > 1 {
@@ -225,8 +228,6 @@ func renderBroker(p *plan.Plan) (string, error) {
 		"Port":        p.Port,
 		"Bind":        "tcp://" + uriPart(p.NetworkDevice) + ":%p",
 		"Connect":     "tcp://%h." + uriPart(p.Subdomain) + ":%p",
-		"Hostlist":    p.Hostlist(),
-		"Cores":       idset(p.CoresPerNode),
 		"QueuePolicy": p.QueuePolicy,
 	})
 	// One inline table per group, in rank order.
@@ -238,10 +239,18 @@ func renderBroker(p *plan.Plan) (string, error) {
 		hosts.WriteString("\n  { host = " + toml.one("hosts", g.Hosts) + " }")
 	}
 	vals["hosts"] = hosts.String()
-	vals["gpus"] = ""
-	if gpus := idset(p.GPUsPerNode); gpus != "" {
-		vals["gpus"] = "\ngpus = " + toml.one("gpus", gpus)
+	// One resource entry per group, in rank order: a GPU-less launcher
+	// must not be described with its workers' GPUs (noverify would hide
+	// the lie, and GPU tasks could land on it).
+	var res strings.Builder
+	for _, g := range p.Groups {
+		fmt.Fprintf(&res, "\n\n[[resource.config]]\n# replicatedJob %s\nhosts = %s\ncores = %s",
+			toml.one("group name", g.Name), toml.one("hosts", g.Hosts), toml.one("cores", idset(g.Cores)))
+		if gpus := idset(g.GPUs); gpus != "" {
+			res.WriteString("\ngpus = " + toml.one("gpus", gpus))
+		}
 	}
+	vals["resources"] = res.String()
 	if toml.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, toml.err)
 	}
@@ -301,11 +310,32 @@ func check(p *plan.Plan) error {
 	if p.Tasks < 1 {
 		bad("tasks is %d, want at least 1", p.Tasks)
 	}
-	if p.CoresPerNode < 1 {
-		bad("cores per node is %d, want at least 1", p.CoresPerNode)
+	jobNodes := 0
+	for i, g := range p.Groups {
+		if g.Cores < 1 {
+			bad("group %d (%q) has %d cores per node, want at least 1", i, g.Name, g.Cores)
+		}
+		if g.GPUs < 0 {
+			bad("group %d (%q) has %d GPUs per node", i, g.Name, g.GPUs)
+		}
+		if g.RunsJob {
+			jobNodes += g.Replicas * g.Completions
+			// What flux run asks of each node must be there, or the job
+			// never starts.
+			if g.Cores < p.TasksPerNode*max(1, p.CoresPerTask) || g.GPUs < p.TasksPerNode*p.GPUsPerTask {
+				bad("group %d (%q) has %d cores and %d GPUs per node, less than %d tasks of %d cores and %d GPUs",
+					i, g.Name, g.Cores, g.GPUs, p.TasksPerNode, p.CoresPerTask, p.GPUsPerTask)
+			}
+		}
 	}
-	if p.GPUsPerNode < 0 || p.GPUsPerTask < 0 || p.CoresPerTask < 0 {
-		bad("negative per-node or per-task resources")
+	if p.JobNodes < 1 || p.JobNodes != jobNodes {
+		bad("the job runs on %d nodes but its groups have %d pods", p.JobNodes, jobNodes)
+	}
+	if p.Tasks != p.JobNodes*p.TasksPerNode {
+		bad("tasks is %d, want %d nodes x %d tasks per node", p.Tasks, p.JobNodes, p.TasksPerNode)
+	}
+	if p.GPUsPerTask < 0 || p.CoresPerTask < 0 {
+		bad("negative per-task resources")
 	}
 	if p.Port < 1 || p.Port > 65535 {
 		bad("port %d is not a TCP port", p.Port)

@@ -54,7 +54,6 @@ func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 		GenerateSecret: true,
 		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
 		TasksPerNode:   1,
-		CoresPerNode:   4,
 		CoresPerTask:   4,
 		NetworkDevice:  "eth0",
 		Port:           8050,
@@ -65,17 +64,31 @@ func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 	for i, g := range groups {
 		p.Groups = append(p.Groups, plan.Group{
 			Index: i, Name: g.name, Replicas: g.replicas, Completions: g.completions,
-			FirstRank: p.Brokers, Hosts: g.hosts,
+			FirstRank: p.Brokers, Hosts: g.hosts, Cores: 4, RunsJob: true,
 		})
 		p.Brokers += g.replicas * g.completions
 	}
 	if edit != nil {
 		edit(p)
 	}
+	if p.JobNodes == 0 {
+		for _, g := range p.Groups {
+			if g.RunsJob {
+				p.JobNodes += g.Replicas * g.Completions
+			}
+		}
+	}
 	if p.Tasks == 0 {
-		p.Tasks = p.Brokers * p.TasksPerNode
+		p.Tasks = p.JobNodes * p.TasksPerNode
 	}
 	return p
+}
+
+// setGroups sets every group's cores and GPUs per node.
+func setGroups(p *plan.Plan, cores, gpus int) {
+	for i := range p.Groups {
+		p.Groups[i].Cores, p.Groups[i].GPUs = cores, gpus
+	}
 }
 
 // podNames lists the pods' hostnames <jobset>-<group>-<job>-<pod> in rank
@@ -101,14 +114,15 @@ type variant struct {
 func variants() []variant {
 	gpus := func(perNode, tasks, perTask int) func(*plan.Plan) {
 		return func(p *plan.Plan) {
-			p.GPUsPerNode, p.TasksPerNode, p.GPUsPerTask = perNode, tasks, perTask
-			p.CoresPerNode = 8
+			p.TasksPerNode, p.GPUsPerTask = tasks, perTask
+			setGroups(p, 8, perNode)
 			p.CoresPerTask = 8 / tasks
 		}
 	}
 	return []variant{
 		{"single pod", newPlan([]group{{"w", 1, 1, "js-w-0-0"}}, func(p *plan.Plan) {
-			p.CoresPerNode, p.CoresPerTask = 1, 1
+			setGroups(p, 1, 0)
+			p.CoresPerTask = 1
 		})},
 		{"replicas 1 completions 3", newPlan([]group{{"w", 1, 3, "js-w-0-[0-2]"}}, func(p *plan.Plan) {
 			p.TasksPerNode, p.CoresPerTask = 2, 2
@@ -147,6 +161,13 @@ func variants() []variant {
 		{"1 gpu, other subdomain", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
 			gpus(1, 1, 1)(p)
 			p.Subdomain = "flux-net"
+		})},
+		// A GPU-less launcher with 2 cores and two 2-GPU workers: each
+		// group has its own resource entry, and the job runs on the
+		// workers only (-N 2).
+		{"GPU-less launcher, GPU workers", newPlan([]group{{"launcher", 1, 1, "js-launcher-0-0"}, {"workers", 2, 1, "js-workers-[0-1]-0"}}, func(p *plan.Plan) {
+			gpus(2, 2, 1)(p)
+			p.Groups[0].Cores, p.Groups[0].GPUs, p.Groups[0].RunsJob = 2, 0, false
 		})},
 	}
 }
@@ -257,20 +278,24 @@ func checkResource(t *testing.T, p *plan.Plan, r map[string]any) {
 		t.Errorf("noverify = %#v, want true", r["noverify"])
 	}
 	configs, ok := r["config"].([]any)
-	if !ok || len(configs) != 1 {
-		t.Fatalf("resource.config = %#v, want one table", r["config"])
+	if !ok || len(configs) != len(p.Groups) {
+		t.Fatalf("resource.config = %#v, want one table per group (%d)", r["config"], len(p.Groups))
 	}
-	c := configs[0].(map[string]any)
-	want := map[string]any{"hosts": p.Hostlist(), "cores": idsetOf(p.CoresPerNode)}
-	if p.GPUsPerNode > 0 {
-		want["gpus"] = idsetOf(p.GPUsPerNode)
-	}
-	if !reflect.DeepEqual(c, want) {
-		t.Errorf("resource.config = %v, want %v", c, want)
-	}
-	names, err := hostlist.Expand(c["hosts"].(string), 1000)
-	if err != nil {
-		t.Fatalf("resource.config hosts: %v", err)
+	var names []string
+	for i, g := range p.Groups {
+		c := configs[i].(map[string]any)
+		want := map[string]any{"hosts": g.Hosts, "cores": idsetOf(g.Cores)}
+		if g.GPUs > 0 {
+			want["gpus"] = idsetOf(g.GPUs)
+		}
+		if !reflect.DeepEqual(c, want) {
+			t.Errorf("resource.config[%d] = %v, want %v", i, c, want)
+		}
+		hosts, err := hostlist.Expand(c["hosts"].(string), 1000)
+		if err != nil {
+			t.Fatalf("resource.config[%d] hosts: %v", i, err)
+		}
+		names = append(names, hosts...)
 	}
 	if !slices.Equal(names, podNames(p)) {
 		t.Errorf("resource.config hosts expand to %v, want %v", names, podNames(p))
@@ -393,23 +418,27 @@ func TestRenderRejects(t *testing.T) {
 		t.Fatalf("Render(valid plan): %v", err)
 	}
 	cases := map[string]func(*plan.Plan){
-		"no groups":         func(p *plan.Plan) { p.Groups = nil },
-		"empty hostlist":    func(p *plan.Plan) { p.Groups[0].Hosts = "" },
-		"brokers mismatch":  func(p *plan.Plan) { p.Brokers = 3 },
-		"zero replicas":     func(p *plan.Plan) { p.Groups[0].Replicas = 0 },
-		"no tasks":          func(p *plan.Plan) { p.Tasks = 0 },
-		"no cores":          func(p *plan.Plan) { p.CoresPerNode = 0 },
-		"negative gpus":     func(p *plan.Plan) { p.GPUsPerTask = -1 },
-		"port 0":            func(p *plan.Plan) { p.Port = 0 },
-		"port 65536":        func(p *plan.Plan) { p.Port = 65536 },
-		"no device":         func(p *plan.Plan) { p.NetworkDevice = "" },
-		"queue policy":      func(p *plan.Plan) { p.QueuePolicy = "lifo" },
-		"no topology":       func(p *plan.Plan) { p.Topology = "" },
-		"no timeout":        func(p *plan.Plan) { p.ConnectTimeout = "" },
-		"no name":           func(p *plan.Plan) { p.Name = "" },
-		"no subdomain":      func(p *plan.Plan) { p.Subdomain = "" },
-		"NUL in run option": func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
-		"NUL in topology":   func(p *plan.Plan) { p.Topology = "kary:2\x00" },
+		"no groups":          func(p *plan.Plan) { p.Groups = nil },
+		"empty hostlist":     func(p *plan.Plan) { p.Groups[0].Hosts = "" },
+		"brokers mismatch":   func(p *plan.Plan) { p.Brokers = 3 },
+		"zero replicas":      func(p *plan.Plan) { p.Groups[0].Replicas = 0 },
+		"no tasks":           func(p *plan.Plan) { p.Tasks = 0 },
+		"no cores":           func(p *plan.Plan) { p.Groups[0].Cores = 0 },
+		"job nodes mismatch": func(p *plan.Plan) { p.JobNodes = 1 },
+		"tasks mismatch":     func(p *plan.Plan) { p.Tasks = 3 },
+		"gpus not there":     func(p *plan.Plan) { p.GPUsPerTask = 1 },
+		"cores not there":    func(p *plan.Plan) { p.TasksPerNode, p.Tasks = 8, 16 },
+		"negative gpus":      func(p *plan.Plan) { p.GPUsPerTask = -1 },
+		"port 0":             func(p *plan.Plan) { p.Port = 0 },
+		"port 65536":         func(p *plan.Plan) { p.Port = 65536 },
+		"no device":          func(p *plan.Plan) { p.NetworkDevice = "" },
+		"queue policy":       func(p *plan.Plan) { p.QueuePolicy = "lifo" },
+		"no topology":        func(p *plan.Plan) { p.Topology = "" },
+		"no timeout":         func(p *plan.Plan) { p.ConnectTimeout = "" },
+		"no name":            func(p *plan.Plan) { p.Name = "" },
+		"no subdomain":       func(p *plan.Plan) { p.Subdomain = "" },
+		"NUL in run option":  func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
+		"NUL in topology":    func(p *plan.Plan) { p.Topology = "kary:2\x00" },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -533,8 +562,10 @@ func BenchmarkRender(b *testing.B) {
 		{"leader", 1, 1, "js-leader-0-0"},
 		{"workers", 16, 1, "js-workers-[0-15]-0"},
 	}, func(p *plan.Plan) {
-		p.GPUsPerNode, p.GPUsPerTask = 4, 1
-		p.TasksPerNode = 4
+		p.GPUsPerTask, p.TasksPerNode, p.CoresPerTask = 1, 4, 1
+		setGroups(p, 4, 4)
+		p.Groups[0].GPUs, p.Groups[0].RunsJob = 0, false
+		p.JobNodes = 16
 		p.RunOptions = []string{"-o", "pmi=pmix"}
 	})
 	b.ReportAllocs()
@@ -542,5 +573,32 @@ func BenchmarkRender(b *testing.B) {
 		if _, err := Render(p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRenderPerGroupResources: a GPU-less launcher and GPU workers get
+// one resource entry each, and flux run's -N counts only the nodes the
+// job runs on.
+func TestRenderPerGroupResources(t *testing.T) {
+	var p *plan.Plan
+	for _, v := range variants() {
+		if v.name == "GPU-less launcher, GPU workers" {
+			p = v.plan
+		}
+	}
+	f, err := Render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"[[resource.config]]\n# replicatedJob 'launcher'\nhosts = 'js-launcher-0-0'\ncores = '0-1'\n\n",
+		"[[resource.config]]\n# replicatedJob 'workers'\nhosts = 'js-workers-[0-1]-0'\ncores = '0-7'\ngpus = '0-1'\n",
+	} {
+		if !strings.Contains(f.Broker, want) {
+			t.Errorf("broker.toml lacks\n%s\nin:\n%s", want, f.Broker)
+		}
+	}
+	if !strings.Contains(f.Entrypoint, "flux run -N 2 -n 4 -c 4 -g 1") {
+		t.Errorf("the entrypoint does not run on the 2 workers with -n 4 -c 4 -g 1:\n%s", f.Entrypoint)
 	}
 }

@@ -292,7 +292,7 @@ func expectedStart(p *plan.Plan) []string {
 
 // expectedRun is the flux run argv for p and the user's words.
 func expectedRun(p *plan.Plan, user []string) []string {
-	argv := []string{"run", "-N", fmt.Sprint(p.Brokers), "-n", fmt.Sprint(p.Tasks)}
+	argv := []string{"run", "-N", fmt.Sprint(p.JobNodes), "-n", fmt.Sprint(p.Tasks)}
 	if p.CoresPerTask > 1 {
 		argv = append(argv, "-c", fmt.Sprint(p.CoresPerTask))
 	}

@@ -5,7 +5,11 @@
 package jobset
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -67,6 +71,9 @@ type Pod struct {
 	Containers        []Container
 	InitContainers    []string
 	Volumes           []string
+	// SeccompProfile is true when the pod's securityContext sets a
+	// seccompProfile, which every container without its own then inherits.
+	SeccompProfile bool
 }
 
 // Container is one container of a pod template.
@@ -78,11 +85,24 @@ type Container struct {
 	// Command and Args are as written.
 	Command, Args []string
 	Env           []EnvVar
-	// GPUs is the container's nvidia.com/gpu or amd.com/gpu limit (else
-	// request); GPUPath names the field it came from ("" when none).
+	// GPUs is the sum, over GPUResources, of the container's limit (else
+	// request) of each; GPUPath names the first field counted ("" when
+	// none). Counts beyond 32 bits read as math.MaxInt32.
 	GPUs    int
 	GPUPath string
-	Mounts  []Mount
+	// CPUs is the whole cores of the container's cpu limit (else request):
+	// a fraction counts down, but at least 1; 0 when neither is set (or
+	// both are zero). CPUPath names the field it came from.
+	CPUs    int
+	CPUPath string
+	// CPULimit is true when CPUs come from the limit (a ceiling), false
+	// when from the request (a floor the container may exceed).
+	CPULimit bool
+	// Accelerators are the field paths of the container's other extended
+	// resources whose names look like accelerators (not counted as GPUs),
+	// one per resource name.
+	Accelerators []string
+	Mounts       []Mount
 }
 
 // EnvVar is one literal or referenced environment variable.
@@ -98,8 +118,30 @@ type Mount struct {
 	Name, MountPath string
 }
 
-// GPUResources are the extended resources counted as GPUs.
-var GPUResources = []string{"nvidia.com/gpu", "amd.com/gpu"}
+// GPUResources are the extended resources counted as GPUs: one unit is one
+// whole GPU device in the container. nvidia.com/gpu (NVIDIA's device
+// plugin and GPU operator), amd.com/gpu (ROCm's device plugin),
+// gpu.intel.com/i915 and gpu.intel.com/xe (Intel's GPU plugin, for the
+// i915 and the newer xe kernel drivers). Resources that name a share of a
+// device (nvidia.com/gpu.shared, gpu.intel.com/millicores, MIG profiles)
+// are not whole GPUs; they are reported by looksLikeAccelerator instead.
+var GPUResources = []string{"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"}
+
+// acceleratorWords are parts of extended resource names that suggest an
+// accelerator: GPUs and their shares (nvidia.com/gpu.shared,
+// gpu.intel.com/millicores, nvidia.com/mig-1g.5gb), TPUs (google.com/tpu),
+// AWS Neuron, Habana Gaudi, FPGAs, NPUs and XPUs.
+var acceleratorWords = []string{"gpu", "tpu", "npu", "xpu", "mig-", "neuron", "gaudi", "fpga", "accelerator"}
+
+// looksLikeAccelerator reports whether an extended resource's name
+// suggests an accelerator that is not counted as GPUs.
+func looksLikeAccelerator(name string) bool {
+	if slices.Contains(GPUResources, name) {
+		return false
+	}
+	lower := strings.ToLower(name)
+	return slices.ContainsFunc(acceleratorWords, func(w string) bool { return strings.Contains(lower, w) })
+}
 
 // Read reads a JobSet. Wrong types and missing required parts are errors
 // in the returned list; the JobSet is still returned as far as it could be
@@ -209,6 +251,8 @@ func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	for i, v := range r.list(pod, "volumes", path+".volumes") {
 		p.Volumes = append(p.Volumes, r.str(v, "name", fmt.Sprintf("%s.volumes[%d].name", path, i)))
 	}
+	sc := r.mapping(pod, "securityContext", path+".securityContext")
+	p.SeccompProfile = r.mapping(sc, "seccompProfile", path+".securityContext.seccompProfile") != nil
 	return p
 }
 
@@ -232,25 +276,105 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 		mp := fmt.Sprintf("%s.volumeMounts[%d]", path, i)
 		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, "name", mp+".name"), MountPath: r.str(m, "mountPath", mp+".mountPath")})
 	}
-	res := r.mapping(n, "resources", path+".resources")
-	for _, section := range []string{"limits", "requests"} {
-		sp := path + ".resources." + section
-		m := r.mapping(res, section, sp)
-		for _, name := range GPUResources {
-			q := Field(m, name)
-			if q == nil {
-				continue
-			}
-			fp := fmt.Sprintf("%s[%s]", sp, name)
-			qty, err := resource.ParseQuantity(q.Value)
-			if q.Kind != yaml.ScalarNode || err != nil || qty.Sign() < 0 || !qty.IsZero() && qty.Value()*1000 != qty.MilliValue() {
-				r.found.Errorf(fp, "must be a whole number of GPUs, got %q", q.Value)
-				continue
-			}
-			if c.GPUPath == "" {
-				c.GPUs, c.GPUPath = int(min(qty.Value(), 1<<20)), fp
+	r.resources(&c, r.mapping(n, "resources", path+".resources"), path+".resources")
+	return c
+}
+
+// resources reads the GPUs and cores of a container's resources: per
+// resource, the limit counts, else the request (the scheduler gives a
+// container at most its limit, and a request alone is what it asked for).
+func (r *reader) resources(c *Container, res *yaml.Node, path string) {
+	limits := r.mapping(res, "limits", path+".limits")
+	requests := r.mapping(res, "requests", path+".requests")
+	for _, name := range GPUResources {
+		n, fp, ok := r.quantity(limits, requests, name, path, gpuQuantity, wholeGPUs)
+		if !ok {
+			continue
+		}
+		c.GPUs = int(min(int64(c.GPUs)+n, math.MaxInt32))
+		if c.GPUPath == "" {
+			c.GPUPath = fp
+		}
+	}
+	if n, fp, ok := r.quantity(limits, requests, "cpu", path, cpuQuantity, wholeCores); ok && n > 0 {
+		c.CPUs, c.CPUPath, c.CPULimit = int(n), fp, strings.Contains(fp, ".limits[")
+	}
+	seen := map[string]bool{}
+	for _, m := range []struct {
+		node    *yaml.Node
+		section string
+	}{{limits, "limits"}, {requests, "requests"}} {
+		if m.node == nil {
+			continue
+		}
+		for i := 0; i+1 < len(m.node.Content); i += 2 {
+			name := m.node.Content[i].Value
+			if !seen[name] && looksLikeAccelerator(name) {
+				seen[name] = true
+				c.Accelerators = append(c.Accelerators, fmt.Sprintf("%s.%s[%s]", path, m.section, name))
 			}
 		}
 	}
-	return c
+}
+
+// What a GPU and a CPU quantity must be, as error messages say it.
+const (
+	gpuQuantity = "must be a whole number of GPUs"
+	cpuQuantity = "must be a CPU quantity like 4 or 500m"
+)
+
+// quantity reads resource name from limits, else requests, converted by
+// count; ok is false when neither is set or the value is invalid (an
+// error is recorded, with the field path, saying what it must be).
+func (r *reader) quantity(limits, requests *yaml.Node, name, path, must string, count func(resource.Quantity) (int64, error)) (n int64, field string, ok bool) {
+	for _, m := range []struct {
+		node    *yaml.Node
+		section string
+	}{{limits, "limits"}, {requests, "requests"}} {
+		q := Field(m.node, name)
+		if q == nil {
+			continue
+		}
+		fp := fmt.Sprintf("%s.%s[%s]", path, m.section, name)
+		if q.Kind != yaml.ScalarNode {
+			r.found.Errorf(fp, "%s, got %s", must, kindName(q))
+			return 0, "", false
+		}
+		qty, err := resource.ParseQuantity(q.Value)
+		if err == nil {
+			n, err = count(qty)
+		}
+		if err != nil {
+			r.found.Errorf(fp, "%s, got %q", must, q.Value)
+			return 0, "", false
+		}
+		if n == 0 && m.section == "limits" {
+			continue // a zero limit says nothing; the request may
+		}
+		return n, fp, true
+	}
+	return 0, "", false
+}
+
+// wholeGPUs counts whole GPUs, which is all a device plugin hands out.
+func wholeGPUs(q resource.Quantity) (int64, error) {
+	if q.Sign() < 0 || q.CmpInt64(math.MaxInt32) <= 0 && q.MilliValue()%1000 != 0 {
+		return 0, errors.New("not a whole number")
+	}
+	return min(q.Value(), math.MaxInt32), nil
+}
+
+// wholeCores counts the whole cores in a CPU quantity: Flux schedules
+// whole cores, so 1.5 CPUs are 1 core, and any CPU at all is at least one
+// (every broker has a core); zero stays zero, which means unset.
+func wholeCores(q resource.Quantity) (int64, error) {
+	switch {
+	case q.Sign() < 0:
+		return 0, errors.New("negative")
+	case q.IsZero():
+		return 0, nil
+	case q.CmpInt64(math.MaxInt32) > 0:
+		return math.MaxInt32, nil
+	}
+	return max(1, q.MilliValue()/1000), nil
 }

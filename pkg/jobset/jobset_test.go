@@ -1,6 +1,7 @@
 package jobset
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -79,7 +80,8 @@ func TestReadFull(t *testing.T) {
 	if !slices.Equal(c.Command, []string{"run", "a b"}) || !slices.Equal(c.Args, []string{"--x"}) {
 		t.Errorf("argv = %q %q", c.Command, c.Args)
 	}
-	if c.GPUs != 2 || c.GPUPath != "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]" {
+	// Both vendors' GPUs count: 2 (limits) + 1 (requests).
+	if c.GPUs != 3 || c.GPUPath != "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]" {
 		t.Errorf("gpus = %d from %q", c.GPUs, c.GPUPath)
 	}
 	if len(c.Env) != 2 || c.Env[0].Value != "v" || c.Env[0].FromRef || !c.Env[1].FromRef || c.Env[1].Path != c.Path+".env[1].value" {
@@ -143,5 +145,73 @@ func TestReadFollowsAliases(t *testing.T) {
 	js, found := mustRead(t, text)
 	if len(found) != 0 || *js.ReplicatedJobs[0].Completions != 3 {
 		t.Errorf("completions via alias = %v, findings %v", js.ReplicatedJobs[0].Completions, found)
+	}
+}
+
+// TestReadResources: cores from the cpu limit, else the request, in whole
+// cores (at least 1); GPUs of every vendor counted; other accelerator-like
+// extended resources listed with their field paths; huge counts kept
+// within 32 bits for the plan to refuse.
+func TestReadResources(t *testing.T) {
+	const prefix = "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources"
+	for _, tc := range []struct {
+		resources    string
+		cpus, gpus   int
+		cpuPath      string
+		gpuPath      string
+		accelerators []string
+	}{
+		{resources: `{limits: {cpu: "32"}, requests: {cpu: "8"}}`, cpus: 32, cpuPath: prefix + ".limits[cpu]"},
+		{resources: `{requests: {cpu: "8"}}`, cpus: 8, cpuPath: prefix + ".requests[cpu]"},
+		{resources: `{limits: {cpu: 2500m}}`, cpus: 2, cpuPath: prefix + ".limits[cpu]"},
+		{resources: `{limits: {cpu: 500m}}`, cpus: 1, cpuPath: prefix + ".limits[cpu]"},
+		{resources: `{limits: {cpu: "0"}, requests: {cpu: 3}}`, cpus: 3, cpuPath: prefix + ".requests[cpu]"},
+		{resources: `{limits: {cpu: 1e12}}`, cpus: math.MaxInt32, cpuPath: prefix + ".limits[cpu]"},
+		{resources: `{limits: {memory: 1Gi}}`},
+		{resources: `{limits: {gpu.intel.com/i915: 2}}`, gpus: 2, gpuPath: prefix + ".limits[gpu.intel.com/i915]"},
+		{resources: `{limits: {gpu.intel.com/xe: 1}}`, gpus: 1, gpuPath: prefix + ".limits[gpu.intel.com/xe]"},
+		{resources: `{limits: {amd.com/gpu: 8}}`, gpus: 8, gpuPath: prefix + ".limits[amd.com/gpu]"},
+		{resources: `{limits: {nvidia.com/gpu: 1000000}}`, gpus: 1000000, gpuPath: prefix + ".limits[nvidia.com/gpu]"},
+		{resources: `{limits: {nvidia.com/gpu: 1e15}}`, gpus: math.MaxInt32, gpuPath: prefix + ".limits[nvidia.com/gpu]"},
+		{
+			resources:    `{limits: {nvidia.com/gpu.shared: 1, google.com/tpu: 4, example.com/fuse: 1}, requests: {nvidia.com/gpu.shared: 1, gpu.intel.com/millicores: 100, nvidia.com/mig-1g.5gb: 1}}`,
+			accelerators: []string{prefix + ".limits[nvidia.com/gpu.shared]", prefix + ".limits[google.com/tpu]", prefix + ".requests[gpu.intel.com/millicores]", prefix + ".requests[nvidia.com/mig-1g.5gb]"},
+		},
+	} {
+		t.Run(tc.resources, func(t *testing.T) {
+			js, found := mustRead(t, strings.Replace(full, `{limits: {nvidia.com/gpu: "2"}, requests: {amd.com/gpu: 1}}`, tc.resources, 1))
+			if len(found) != 0 {
+				t.Fatalf("findings: %v", found)
+			}
+			c := js.ReplicatedJobs[0].Pod.Containers[0]
+			if c.CPULimit != strings.Contains(tc.cpuPath, ".limits[") {
+				t.Errorf("CPULimit = %v for %q", c.CPULimit, tc.cpuPath)
+			}
+			if c.CPUs != tc.cpus || c.CPUPath != tc.cpuPath || c.GPUs != tc.gpus || c.GPUPath != tc.gpuPath || !slices.Equal(c.Accelerators, tc.accelerators) {
+				t.Errorf("cpus %d from %q, gpus %d from %q, accelerators %q; want %d from %q, %d from %q, %q",
+					c.CPUs, c.CPUPath, c.GPUs, c.GPUPath, c.Accelerators, tc.cpus, tc.cpuPath, tc.gpus, tc.gpuPath, tc.accelerators)
+			}
+		})
+	}
+	for _, bad := range []string{`{limits: {cpu: -1}}`, `{requests: {cpu: lots}}`, `{limits: {cpu: [1]}}`, `{limits: {gpu.intel.com/i915: 0.5}}`} {
+		_, found := mustRead(t, strings.Replace(full, `{limits: {nvidia.com/gpu: "2"}, requests: {amd.com/gpu: 1}}`, bad, 1))
+		if !slices.ContainsFunc(found, func(f finding.Finding) bool {
+			return f.Severity == finding.Error && strings.HasPrefix(f.Path, prefix+".")
+		}) {
+			t.Errorf("%s: findings %+v, want an error at a field of %s", bad, found, prefix)
+		}
+	}
+}
+
+// TestReadPodSeccomp: a pod-level seccompProfile is seen, so the init
+// container can inherit it.
+func TestReadPodSeccomp(t *testing.T) {
+	js, _ := mustRead(t, full)
+	if js.ReplicatedJobs[0].Pod.SeccompProfile {
+		t.Error("no pod securityContext, but SeccompProfile is true")
+	}
+	js, found := mustRead(t, strings.Replace(full, "hostNetwork: false", "hostNetwork: false\n            securityContext: {seccompProfile: {type: Localhost, localhostProfile: p.json}}", 1))
+	if len(found) != 0 || !js.ReplicatedJobs[0].Pod.SeccompProfile {
+		t.Errorf("SeccompProfile = false (findings %v), want true", found)
 	}
 }

@@ -100,6 +100,7 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 	}
 	found.Add(resources(js, p, &s))
 	found.Add(interactive(js, p, &s))
+	found.Add(unusedCommands(js, p))
 	if found.HasErrors() {
 		return nil, found
 	}
@@ -296,6 +297,7 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered 
 		}
 	}
 	g.Command, _ = Unwrap(c.Command)
+	g.PodSeccomp = pod.SeccompProfile
 	return found
 }
 
@@ -356,42 +358,156 @@ func groupHosts(prefix string, replicas, completions int) string {
 	return hosts.String()
 }
 
-// resources derives tasks, cores and GPUs per node and per task.
+// resources derives each group's cores and GPUs per node, the groups
+// the leader's command runs on, and the flux run shares per task.
+//
+// The broker's config describes each group as it is (its own cores and
+// GPUs), and the command is one flux run whose -n tasks, -c cores and -g
+// GPUs per task (-g is per task) must fit every node it runs on. So it
+// runs on every group when they all have the same GPUs, and otherwise
+// only on the groups that have GPUs, which must have the same number: a
+// GPU job on a GPU-less launcher could never be scheduled, and a
+// launcher's pods are not where a GPU job belongs. Of those, a group
+// whose CPU limit cannot hold the tasks per node is left out too, when
+// another can. -c is what the group with the fewest cores per task can
+// give.
 func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 	var found finding.List
-	if s.GPUsPerNode != nil {
-		p.GPUsPerNode = *s.GPUsPerNode
-	} else {
-		first := ""
-		for i, g := range p.Groups {
-			c := js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
-			if i == 0 {
-				p.GPUsPerNode, first = c.GPUs, c.Path
-				continue
-			}
-			if c.GPUs != p.GPUsPerNode {
-				found.Errorf(c.Path+".resources", "container asks for %d GPUs but %s asks for %d; Flux describes every node alike, so set flux-framework.org/gpus-per-node", c.GPUs, first, p.GPUsPerNode)
-			}
+	container := func(g *Group) *jobset.Container {
+		return &js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
+	}
+	for i := range p.Groups {
+		g, c := &p.Groups[i], container(&p.Groups[i])
+		if s.GPUsPerNode != nil {
+			g.GPUs = *s.GPUsPerNode
+			continue
+		}
+		if c.GPUs > settings.MaxGPUsPerNode {
+			found.Errorf(c.GPUPath, "asks for %d GPUs per pod, more than the %d a Flux node may have (the bound of gpus-per-node); lower it, or set flux-framework.org/gpus-per-node", c.GPUs, settings.MaxGPUsPerNode)
+			continue
+		}
+		g.GPUs = c.GPUs
+		for _, path := range c.Accelerators {
+			found.Warnf(path, "is not counted as GPUs (jobset-flux counts %s), so Flux sees no such devices on replicatedJob %q's nodes and flux run asks for none; if they are GPUs, set flux-framework.org/gpus-per-node", strings.Join(jobset.GPUResources, ", "), g.Name)
 		}
 	}
+	if found.HasErrors() {
+		return found
+	}
+
+	// The groups that run the job.
+	gpus := p.Groups[0].GPUs
+	uniform := !slices.ContainsFunc(p.Groups, func(g Group) bool { return g.GPUs != gpus })
+	var first *Group
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		g.RunsJob = uniform || g.GPUs > 0
+		if !g.RunsJob {
+			continue
+		}
+		if first == nil {
+			first, gpus = g, g.GPUs
+			continue
+		}
+		if g.GPUs != gpus {
+			found.Errorf(gpuField(container(g)), "replicatedJob %q has %d GPUs per pod but %q has %d (%s): the command is one flux run, whose tasks per node and GPUs per task must fit every node it runs on; give them the same GPU limit, or set flux-framework.org/gpus-per-node (every node then counts that many)", g.Name, g.GPUs, first.Name, first.GPUs, gpuField(container(first)))
+		}
+	}
+	if found.HasErrors() {
+		return found
+	}
+
 	p.TasksPerNode = s.TasksPerNode
 	if p.TasksPerNode == 0 {
-		p.TasksPerNode = max(1, p.GPUsPerNode)
+		p.TasksPerNode = max(1, gpus)
 	}
-	p.CoresPerNode = s.CoresPerNode
-	if p.CoresPerNode == 0 {
-		p.CoresPerNode = p.TasksPerNode
+	if gpus%p.TasksPerNode != 0 {
+		found.Errorf(originOr(s, "gpus-per-node", originOr(s, "tasks-per-node", gpuField(container(first)))), "%d GPUs per node must be a multiple of tasks-per-node (%d): flux run's -g counts GPUs per task", gpus, p.TasksPerNode)
 	}
-	if p.CoresPerNode%p.TasksPerNode != 0 {
-		found.Errorf(originOr(s, "cores-per-node", "metadata.annotations"), "cores-per-node (%d) must be a multiple of tasks-per-node (%d), so every task gets the same cores", p.CoresPerNode, p.TasksPerNode)
+	for i := range p.Groups {
+		g, c := &p.Groups[i], container(&p.Groups[i])
+		switch {
+		case s.CoresPerNode != 0:
+			g.Cores = s.CoresPerNode
+		case c.CPUs > settings.MaxCoresPerNode:
+			found.Errorf(c.CPUPath, "gives %d cores per pod, more than the %d a Flux node may have (the bound of cores-per-node); lower it, or set flux-framework.org/cores-per-node", c.CPUs, settings.MaxCoresPerNode)
+		case c.CPUs > 0 && g.RunsJob && c.CPUs < p.TasksPerNode && !c.CPULimit:
+			// A request is a floor: the pod may use more CPU than it asked
+			// for, so the tasks' own cores are what it really has.
+			g.Cores = p.TasksPerNode
+		case c.CPUs > 0:
+			g.Cores = c.CPUs
+		default:
+			g.Cores = p.TasksPerNode
+		}
 	}
-	if p.GPUsPerNode%p.TasksPerNode != 0 {
-		found.Errorf(originOr(s, "gpus-per-node", originOr(s, "tasks-per-node", "metadata.annotations")), "gpus-per-node (%d) must be a multiple of tasks-per-node (%d): flux run's -g counts GPUs per task", p.GPUsPerNode, p.TasksPerNode)
+	if s.CoresPerNode != 0 && s.CoresPerNode%p.TasksPerNode != 0 {
+		found.Errorf(originOr(s, "cores-per-node", "metadata.annotations"), "cores-per-node (%d) must be a multiple of tasks-per-node (%d), so every task gets the same cores", s.CoresPerNode, p.TasksPerNode)
 	}
-	p.Tasks = p.Brokers * p.TasksPerNode
-	p.CoresPerTask = p.CoresPerNode / p.TasksPerNode
-	p.GPUsPerTask = p.GPUsPerNode / p.TasksPerNode
+	if found.HasErrors() {
+		return found
+	}
+
+	// A CPU limit is a ceiling: a group whose limit gives fewer cores
+	// than its tasks per node cannot hold them (Flux gives every task a
+	// core of its own). When another group can, the job leaves that one
+	// out, as it leaves a GPU-less launcher out of a GPU job; when none
+	// can, no flux run fits.
+	fits := func(g Group) bool { return !g.RunsJob || g.Cores >= p.TasksPerNode }
+	anyFits := slices.ContainsFunc(p.Groups, func(g Group) bool { return g.RunsJob && fits(g) })
+	why := map[string]string{}
+	for i := range p.Groups {
+		g, c := &p.Groups[i], container(&p.Groups[i])
+		switch {
+		case fits(*g):
+		case anyFits:
+			g.RunsJob = false
+			why[g.Name] = fmt.Sprintf("its CPU limit is below tasks-per-node: %d cores, %d tasks", g.Cores, p.TasksPerNode)
+		default:
+			found.Errorf(c.CPUPath, "gives replicatedJob %q %d whole cores per pod, fewer than its %d tasks per node, and Flux gives every task a core of its own; raise the CPU limit, lower flux-framework.org/tasks-per-node, or set flux-framework.org/cores-per-node to %d to share the cores on purpose", g.Name, g.Cores, p.TasksPerNode, p.TasksPerNode)
+		}
+	}
+	if found.HasErrors() {
+		return found
+	}
+
+	var runs, idle []string
+	var fewest *Group
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		if !g.RunsJob {
+			reason, ok := why[g.Name]
+			if !ok {
+				reason = "no GPUs"
+			}
+			idle = append(idle, fmt.Sprintf("%q (%s)", g.Name, reason))
+			continue
+		}
+		runs = append(runs, strconv.Quote(g.Name))
+		p.JobNodes += g.Replicas * g.Completions
+		if perTask := g.Cores / p.TasksPerNode; fewest == nil || perTask < p.CoresPerTask {
+			p.CoresPerTask, fewest = perTask, g
+		}
+	}
+	p.Tasks = p.JobNodes * p.TasksPerNode
+	p.GPUsPerTask = gpus / p.TasksPerNode
+	if len(idle) > 0 {
+		found.Infof("", "flux run places the command's %d tasks on the %d pods of %s, not on %s", p.Tasks, p.JobNodes, strings.Join(runs, ", "), strings.Join(idle, ", "))
+	}
+	for _, g := range p.Groups {
+		if g.RunsJob && g.Cores/p.TasksPerNode > p.CoresPerTask {
+			found.Infof("", "flux run -c %d is what replicatedJob %q's %d cores give each of %d tasks, so the job uses %d of the %d cores of %q's pods", p.CoresPerTask, fewest.Name, fewest.Cores, p.TasksPerNode, p.CoresPerTask*p.TasksPerNode, g.Cores, g.Name)
+		}
+	}
 	return found
+}
+
+// gpuField is where a container's GPU count comes from, for messages.
+func gpuField(c *jobset.Container) string {
+	if c.GPUPath != "" {
+		return c.GPUPath
+	}
+	return c.Path + ".resources"
 }
 
 // interactive decides whether the instance runs a command: rank 0's
@@ -419,6 +535,32 @@ func interactive(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List 
 	}
 	if len(g.Command) == 0 && len(c.Args) > 0 && !p.Interactive {
 		found.Warnf(c.Path+".args", "the container has args but no command: the Flux entrypoint replaces the image's ENTRYPOINT, so args run as the command; set command explicitly if the image's ENTRYPOINT matters")
+	}
+	return found
+}
+
+// unusedCommands warns about every wrapped container whose own command and
+// args will never run: Flux runs only rank 0's (pod 0 of the first
+// group's Job 0); every other broker ignores its own. A container that
+// repeats the leader's command exactly, or writes none, loses nothing.
+func unusedCommands(js *jobset.JobSet, p *Plan) finding.List {
+	var found finding.List
+	lg := p.Groups[0]
+	leader := js.ReplicatedJobs[lg.Index].Pod.Containers[lg.Container]
+	for _, g := range p.Groups[1:] {
+		c := js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
+		if len(g.Command) == 0 && len(c.Args) == 0 || slices.Equal(g.Command, lg.Command) && slices.Equal(c.Args, leader.Args) {
+			continue
+		}
+		field := c.Path + ".command"
+		if len(g.Command) == 0 {
+			field = c.Path + ".args"
+		}
+		runs := fmt.Sprintf("Flux runs only rank 0's command (container %q of replicatedJob %q)", leader.Name, lg.Name)
+		if p.Interactive {
+			runs = "the instance is interactive, so no container's command runs"
+		}
+		found.Warnf(field, "replicatedJob %q's container %q will never run its own command: %s and the other brokers only serve; remove it, or make it the same as the leader's", g.Name, c.Name, runs)
 	}
 	return found
 }

@@ -181,6 +181,17 @@ func TestResourcesDerived(t *testing.T) {
 		{"gpus from requests", nil, "resources:\n  requests:\n    amd.com/gpu: 2", 2, 2, 2, 1, 1},
 		{"limits win over requests", nil, "resources:\n  limits:\n    nvidia.com/gpu: 2\n  requests:\n    nvidia.com/gpu: 8", 2, 2, 2, 1, 1},
 		{"explicit", map[string]string{"flux-framework.org/tasks-per-node": "2", "flux-framework.org/cores-per-node": "8", "flux-framework.org/gpus-per-node": "4"}, "", 2, 8, 4, 4, 2},
+		{"intel i915 gpus", nil, "resources:\n  limits:\n    gpu.intel.com/i915: 2", 2, 2, 2, 1, 1},
+		{"intel xe gpus", nil, "resources:\n  limits:\n    gpu.intel.com/xe: 4", 4, 4, 4, 1, 1},
+		{"cores from the cpu limit", nil, "resources:\n  limits:\n    cpu: 32\n  requests:\n    cpu: 4", 1, 32, 0, 32, 0},
+		{"cores from the cpu request", nil, "resources:\n  requests:\n    cpu: 6", 1, 6, 0, 6, 0},
+		{"fractional cpu counts down", nil, "resources:\n  limits:\n    cpu: 2500m", 1, 2, 0, 2, 0},
+		{"less than one cpu is one core", nil, "resources:\n  limits:\n    cpu: 100m", 1, 1, 0, 1, 0},
+		{"cores shared by tasks", map[string]string{"flux-framework.org/tasks-per-node": "8"}, "resources:\n  limits:\n    cpu: 32", 8, 32, 0, 4, 0},
+		{"indivisible cores count down per task", map[string]string{"flux-framework.org/tasks-per-node": "8"}, "resources:\n  limits:\n    cpu: 30", 8, 30, 0, 3, 0},
+		{"gpus and cpus", nil, "resources:\n  limits:\n    cpu: 64\n    nvidia.com/gpu: 8", 8, 64, 8, 8, 1},
+		{"a cpu request below the tasks counts as the tasks", map[string]string{"flux-framework.org/tasks-per-node": "8"}, "resources:\n  requests:\n    cpu: 2", 8, 8, 0, 1, 0},
+		{"explicit cores win over the cpu limit", map[string]string{"flux-framework.org/cores-per-node": "4"}, "resources:\n  limits:\n    cpu: 32", 1, 4, 0, 4, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rj := "w:1:3"
@@ -191,7 +202,7 @@ func TestResourcesDerived(t *testing.T) {
 			if p == nil {
 				t.Fatalf("Build failed: %v", errorsOf(found))
 			}
-			got := []int{p.TasksPerNode, p.CoresPerNode, p.GPUsPerNode, p.CoresPerTask, p.GPUsPerTask, p.Tasks}
+			got := []int{p.TasksPerNode, p.Groups[0].Cores, p.Groups[0].GPUs, p.CoresPerTask, p.GPUsPerTask, p.Tasks}
 			want := []int{tc.tasks, tc.cores, tc.gpus, tc.perTaskC, tc.perTG, 3 * tc.tasks}
 			if !slices.Equal(got, want) {
 				t.Errorf("tasks, cores, gpus, cores/task, gpus/task, total tasks = %v, want %v", got, want)
@@ -239,7 +250,11 @@ func TestBuildErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, want string
 	}{
-		{"gpus differ", jobsetYAML(nil, "a:1:1:resources:\n  limits:\n    nvidia.com/gpu: 2", "b:1:1"), "set flux-framework.org/gpus-per-node"},
+		{"gpus differ", jobsetYAML(nil, "a:1:1:resources:\n  limits:\n    nvidia.com/gpu: 2", "b:1:1:resources:\n  limits:\n    nvidia.com/gpu: 4"), "set flux-framework.org/gpus-per-node"},
+		{"a million gpus", jobsetYAML(nil, "w:1:2:resources:\n  limits:\n    nvidia.com/gpu: 1000000"), "more than the 256 a Flux node may have"},
+		{"a million cpus", jobsetYAML(nil, "w:1:2:resources:\n  limits:\n    cpu: 1000000"), "more than the 65536 a Flux node may have"},
+		{"fewer cores than tasks", jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "8"}, "w:1:2:resources:\n  limits:\n    cpu: 4"), "set flux-framework.org/cores-per-node to 8"},
+		{"gpus indivisible by tasks", jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "4"}, "w:1:2:resources:\n  limits:\n    nvidia.com/gpu: 2"), "must be a multiple of tasks-per-node"},
 		{"hostname", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: "+strings.Repeat("j", 52), 1), "more than the 57"},
 		{"too many brokers", jobsetYAML(nil, "w:1001:1000"), "more than 1000000 brokers"},
 		{"jobset name", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: 9js", 1), "DNS-1035"},
@@ -261,5 +276,143 @@ func TestOwnShmMountWins(t *testing.T) {
 	p, found := Build(read(t, jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: shm\n  mountPath: /dev/shm/")), settings.Layer{})
 	if p == nil || !p.Groups[0].OwnShm {
 		t.Fatalf("want OwnShm, got plan %v: %v", p, errorsOf(found))
+	}
+}
+
+// TestGroupsHaveTheirOwnResources: a GPU-less launcher and 8-GPU workers
+// are each described as they are, and the command runs on the workers
+// only, with -g per task; groups that agree on GPUs all run it, with the
+// -c the smallest of them can give.
+func TestGroupsHaveTheirOwnResources(t *testing.T) {
+	text := jobsetYAML(nil,
+		"launcher:1:1:resources:\n  limits:\n    cpu: 2",
+		"workers:2:2:resources:\n  limits:\n    cpu: 32\n    nvidia.com/gpu: 8")
+	p, found := Build(read(t, text), settings.Layer{})
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	l, w := p.Groups[0], p.Groups[1]
+	if l.Cores != 2 || l.GPUs != 0 || l.RunsJob || w.Cores != 32 || w.GPUs != 8 || !w.RunsJob {
+		t.Errorf("launcher %d cores %d GPUs (runs %v), workers %d cores %d GPUs (runs %v); want 2/0/false and 32/8/true", l.Cores, l.GPUs, l.RunsJob, w.Cores, w.GPUs, w.RunsJob)
+	}
+	got := []int{p.JobNodes, p.TasksPerNode, p.Tasks, p.CoresPerTask, p.GPUsPerTask}
+	if want := []int{4, 8, 32, 4, 1}; !slices.Equal(got, want) {
+		t.Errorf("-N, tasks per node, -n, -c, -g = %v, want %v", got, want)
+	}
+	if !slices.ContainsFunc(found, func(f finding.Finding) bool {
+		return f.Severity == finding.Info && f.Message == `flux run places the command's 32 tasks on the 4 pods of "workers", not on "launcher" (no GPUs)`
+	}) {
+		t.Errorf("no info saying where the command runs: %+v", found)
+	}
+
+	// No GPUs anywhere: every group runs the job, -c fits the smaller.
+	p, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "2"},
+		"a:1:1:resources:\n  limits:\n    cpu: 8", "b:1:3:resources:\n  requests:\n    cpu: 4")), settings.Layer{})
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	got = []int{p.Groups[0].Cores, p.Groups[1].Cores, p.JobNodes, p.Tasks, p.CoresPerTask, p.GPUsPerTask}
+	if want := []int{8, 4, 4, 8, 2, 0}; !slices.Equal(got, want) || !p.Groups[0].RunsJob || !p.Groups[1].RunsJob {
+		t.Errorf("cores a, cores b, -N, -n, -c, -g = %v (runs %v %v), want %v and both run", got, p.Groups[0].RunsJob, p.Groups[1].RunsJob, want)
+	}
+	if !slices.ContainsFunc(found, func(f finding.Finding) bool {
+		return f.Message == `flux run -c 2 is what replicatedJob "b"'s 4 cores give each of 2 tasks, so the job uses 4 of the 8 cores of "a"'s pods`
+	}) {
+		t.Errorf("no info saying -c leaves cores of a unused: %+v", found)
+	}
+
+	// A launcher whose CPU limit cannot hold the tasks per node runs
+	// none, since the workers can: no error, and an info says why.
+	p, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "32"},
+		"launcher:1:1:resources:\n  limits:\n    cpu: 1", "workers:1:4:resources:\n  limits:\n    cpu: 32")), settings.Layer{})
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	got = []int{p.Groups[0].Cores, p.Groups[1].Cores, p.JobNodes, p.Tasks, p.CoresPerTask}
+	if want := []int{1, 32, 4, 128, 1}; !slices.Equal(got, want) || p.Groups[0].RunsJob || !p.Groups[1].RunsJob {
+		t.Errorf("cores launcher, cores workers, -N, -n, -c = %v (runs %v %v), want %v and only the workers run", got, p.Groups[0].RunsJob, p.Groups[1].RunsJob, want)
+	}
+	if !slices.ContainsFunc(found, func(f finding.Finding) bool {
+		return f.Message == `flux run places the command's 128 tasks on the 4 pods of "workers", not on "launcher" (its CPU limit is below tasks-per-node: 1 cores, 32 tasks)`
+	}) {
+		t.Errorf("no info saying the launcher runs no task: %+v", found)
+	}
+
+	// An explicit gpus-per-node describes every node alike.
+	p, _ = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "2"}, "a:1:1", "b:1:1:resources:\n  limits:\n    nvidia.com/gpu: 8")), settings.Layer{})
+	if p == nil || p.Groups[0].GPUs != 2 || p.Groups[1].GPUs != 2 || p.JobNodes != 2 || p.GPUsPerTask != 1 {
+		t.Errorf("explicit gpus-per-node: plan %+v, want 2 GPUs on both groups, -N 2, -g 1", p)
+	}
+}
+
+// TestAcceleratorWarnings: an extended resource that looks like an
+// accelerator but is not counted is a warning with its field path, unless
+// gpus-per-node says how many GPUs there are.
+func TestAcceleratorWarnings(t *testing.T) {
+	text := jobsetYAML(nil, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4\n    memory: 1Gi")
+	p, found := Build(read(t, text), settings.Layer{})
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	path := "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits[google.com/tpu]"
+	var warnings []string
+	for _, f := range found {
+		if f.Severity == finding.Warning {
+			warnings = append(warnings, f.Path+": "+f.Message)
+		}
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], path+": is not counted as GPUs") || !strings.Contains(warnings[0], "gpu.intel.com/i915") {
+		t.Errorf("warnings %q, want one at %s", warnings, path)
+	}
+	_, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "4"}, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4")), settings.Layer{})
+	if slices.ContainsFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Warning }) {
+		t.Errorf("gpus-per-node is set, yet: %+v", found)
+	}
+}
+
+// TestUnusedCommandsWarned: only rank 0's command runs, so a wrapped
+// container of another replicatedJob with a command of its own gets a
+// warning at that command; one that repeats the leader's, or has none,
+// does not.
+func TestUnusedCommandsWarned(t *testing.T) {
+	text := jobsetYAML(nil, "launcher:1:1", "same:1:2", "none:1:1", "workers:2:1", "argsonly:1:1")
+	lines := strings.Split(text, "\n")
+	// Give each replicatedJob its own command: launcher and same keep
+	// [run]; none has none; workers sleeps; argsonly has args only.
+	group := ""
+	for i, l := range lines {
+		if name, ok := strings.CutPrefix(l, "  - name: "); ok {
+			group = name
+		}
+		if strings.TrimSpace(l) == "command: [run]" {
+			switch group {
+			case "none":
+				lines[i] = ""
+			case "workers":
+				lines[i] = strings.Replace(l, "[run]", "[sleep, infinity]", 1)
+			case "argsonly":
+				lines[i] = strings.Replace(l, "command: [run]", "args: [--serve]", 1)
+			}
+		}
+	}
+	p, found := Build(read(t, strings.Join(lines, "\n")), settings.Layer{})
+	if p == nil {
+		t.Fatalf("Build failed: %v", errorsOf(found))
+	}
+	var paths []string
+	for _, f := range found {
+		if f.Severity == finding.Warning && strings.Contains(f.Message, "will never run its own command") {
+			paths = append(paths, f.Path)
+			if !strings.Contains(f.Message, `Flux runs only rank 0's command (container "app" of replicatedJob "launcher")`) {
+				t.Errorf("message %q does not say whose command runs", f.Message)
+			}
+		}
+	}
+	want := []string{
+		"spec.replicatedJobs[3].template.spec.template.spec.containers[0].command",
+		"spec.replicatedJobs[4].template.spec.template.spec.containers[0].args",
+	}
+	if !slices.Equal(paths, want) {
+		t.Errorf("warnings at %q, want %q", paths, want)
 	}
 }

@@ -86,6 +86,15 @@ type Group struct {
 	Command []string
 	// OwnShm is true when the wrapped container mounts its own /dev/shm.
 	OwnShm bool
+	// PodSeccomp is true when the pod sets a seccompProfile, which the init
+	// container then inherits instead of getting RuntimeDefault.
+	PodSeccomp bool
+	// Cores and GPUs are what each pod of the group has, as its own entry
+	// of the broker's resource config describes it.
+	Cores, GPUs int
+	// RunsJob is true when the leader's flux run places tasks on this
+	// group's nodes (-N counts them).
+	RunsJob bool
 	// Set lists the Job fields to set on the user's behalf.
 	Set JobDefaults
 }
@@ -115,10 +124,12 @@ type Plan struct {
 	// Brokers is the number of pods (ranks) in the instance.
 	Brokers int
 
-	// TasksPerNode, CoresPerNode and GPUsPerNode describe each node.
-	TasksPerNode, CoresPerNode, GPUsPerNode int
-	// Tasks is Brokers*TasksPerNode; CoresPerTask and GPUsPerTask are the
-	// per-task shares passed to flux run (-c, -g).
+	// JobNodes is the number of nodes the leader's flux run uses (-N): the
+	// pods of the groups that run the job. TasksPerNode is the tasks on each.
+	JobNodes, TasksPerNode int
+	// Tasks is JobNodes*TasksPerNode (-n); CoresPerTask and GPUsPerTask
+	// are the per-task shares passed to flux run (-c, -g), which fit every
+	// node of every group that runs the job.
 	Tasks, CoresPerTask, GPUsPerTask int
 
 	// NetworkDevice is the interface brokers bind ("*" for all).

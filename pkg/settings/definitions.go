@@ -45,19 +45,28 @@ var (
 	WordList  = Type{JSON: "array", Sep: " "}
 )
 
+// Bounds of the per-node settings. The plan holds the counts it derives
+// from a pod's resources to the same bounds, so a resource limit cannot
+// reach flux run or the broker's config with a value the setting refuses.
+const (
+	MaxTasksPerNode = 4096
+	MaxCoresPerNode = 65536
+	MaxGPUsPerNode  = 256
+)
+
 var definitions = []definition{
 	{"view-image", "viewImage", String, func(s *Settings, raw string) error {
 		return store(&s.ViewImage, raw, checkImage)
 	}},
 	{"tasks-per-node", "tasksPerNode", Integer, func(s *Settings, raw string) error {
-		return storeInt(&s.TasksPerNode, raw, 1, 4096)
+		return storeInt(&s.TasksPerNode, raw, 1, MaxTasksPerNode)
 	}},
 	{"cores-per-node", "coresPerNode", Integer, func(s *Settings, raw string) error {
-		return storeInt(&s.CoresPerNode, raw, 1, 65536)
+		return storeInt(&s.CoresPerNode, raw, 1, MaxCoresPerNode)
 	}},
 	{"gpus-per-node", "gpusPerNode", Integer, func(s *Settings, raw string) error {
 		var n int
-		if err := storeInt(&n, raw, 0, 256); err != nil {
+		if err := storeInt(&n, raw, 0, MaxGPUsPerNode); err != nil {
 			return err
 		}
 		s.GPUsPerNode = &n

@@ -26,9 +26,11 @@ type Settings struct {
 	ViewImage string
 	// TasksPerNode: 0 means derived (GPUs per node when more than one, else 1).
 	TasksPerNode int
-	// CoresPerNode: 0 means derived (tasks per node).
+	// CoresPerNode: 0 means derived per replicatedJob (the wrapped
+	// container's CPU limit, else request, else tasks per node).
 	CoresPerNode int
-	// GPUsPerNode: nil means derived from the wrapped container's resources.
+	// GPUsPerNode: nil means derived per replicatedJob from the wrapped
+	// container's resources.
 	GPUsPerNode    *int
 	NetworkDevice  string
 	Port           int
@@ -56,7 +58,11 @@ func (s *Settings) Origin(name string) string { return s.origins[name] }
 // Defaults returns the built-in defaults.
 func Defaults() Settings {
 	return Settings{
-		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
+		// Ubuntu 22.04's view (glibc 2.35): a view's binaries run only in
+		// images whose glibc is as new or newer, and this one runs in the
+		// 22.04 images GPU stacks still build on (NGC's, for one) as well
+		// as in 24.04 ones; the 24.04 view would fail in the former.
+		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy",
 		NetworkDevice:  "eth0",
 		Port:           8050,
 		QueuePolicy:    "fcfs",

@@ -112,7 +112,7 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 	c := containers.Content[g.Container]
 
 	init := ensureSeq(pod, "initContainers")
-	init.Content = append(init.Content, installer(p))
+	init.Content = append(init.Content, installer(p, g))
 
 	volumes := ensureSeq(pod, "volumes")
 	volumes.Content = append(volumes.Content,
@@ -148,7 +148,14 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 }
 
 // installer is the init container that copies Flux out of the view image.
-func installer(p *plan.Plan) *yaml.Node {
+func installer(p *plan.Plan, g plan.Group) *yaml.Node {
+	// A pod-level seccompProfile (a Localhost profile, say) applies to the
+	// init container as to the user's; RuntimeDefault only fills the gap,
+	// so the restricted Pod Security Standard is met either way.
+	var seccomp *yaml.Node
+	if !g.PodSeccomp {
+		seccomp = mapping("type", jobset.SeccompRuntimeDefault)
+	}
 	return mapping(
 		"name", plan.InitContainerName,
 		"image", p.ViewImage,
@@ -166,7 +173,7 @@ func installer(p *plan.Plan) *yaml.Node {
 			"allowPrivilegeEscalation", false,
 			"capabilities", mapping("drop", stringList("ALL")),
 			"readOnlyRootFilesystem", true,
-			"seccompProfile", mapping("type", jobset.SeccompRuntimeDefault),
+			"seccompProfile", seccomp,
 		),
 	)
 }

@@ -306,6 +306,9 @@ func (g *writer) jobSet(i int, team string, flux bool) (groups, pods int, gpu bo
 	// Some multi-job JobSets leave their last replicatedJob (a data
 	// loader, say) out of the instance.
 	joined := rjs
+	// One command for the whole JobSet: only rank 0's runs, and a
+	// different one elsewhere would be a warning.
+	command := ""
 	var ann strings.Builder
 	if flux {
 		ann.WriteString("      flux-framework.org/enabled: \"true\"\n")
@@ -360,6 +363,11 @@ func (g *writer) jobSet(i int, team string, flux bool) (groups, pods int, gpu bo
 		if g.r.IntN(2) == 0 {
 			g.printf("              restartPolicy: Never\n")
 		}
+		image, version := g.pick("lammps", "openfoam", "pytorch", "gromacs"), 1+g.r.IntN(9)
+		if cmd := g.pick("mpirun, -n, \"8\", ./solver", "python3, /workspace/train.py, --epochs, \"3\"", "lmp, -in, in.lj", "bash, -c, 'run-case.sh && collect.sh'"); command == "" {
+			command = cmd
+		}
+		threads, cpu, memory := 1+g.r.IntN(16), 1+g.r.IntN(16), 2*(1+g.r.IntN(16))
 		g.printf(`              containers:
               - name: main
                 image: ghcr.io/%s/%s:v%d
@@ -371,9 +379,7 @@ func (g *writer) jobSet(i int, team string, flux bool) (groups, pods int, gpu bo
                   requests:
                     cpu: "%d"
                     memory: %dGi
-`, team, g.pick("lammps", "openfoam", "pytorch", "gromacs"), 1+g.r.IntN(9),
-			g.pick("mpirun, -n, \"8\", ./solver", "python3, /workspace/train.py, --epochs, \"3\"", "lmp, -in, in.lj", "bash, -c, 'run-case.sh && collect.sh'"),
-			1+g.r.IntN(16), 1+g.r.IntN(16), 2*(1+g.r.IntN(16)))
+`, team, image, version, command, threads, cpu, memory)
 		if gpus > 0 {
 			g.printf("                  limits:\n                    nvidia.com/gpu: %d\n", gpus)
 		}
