@@ -598,7 +598,7 @@ func TestRenderPerGroupResources(t *testing.T) {
 			t.Errorf("broker.toml lacks\n%s\nin:\n%s", want, f.Broker)
 		}
 	}
-	if !strings.Contains(f.Entrypoint, "flux run -N 2 -n 4 -c 4 -g 1") {
+	if !strings.Contains(f.Entrypoint, `"${flux}" run -N 2 -n 4 -c 4 -g 1`) {
 		t.Errorf("the entrypoint does not run on the 2 workers with -n 4 -c 4 -g 1:\n%s", f.Entrypoint)
 	}
 }
