@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
 )
 
 // instanceTimeout bounds one Flux instance from the first pod to the end:
@@ -73,26 +76,49 @@ func TestGrid(t *testing.T) {
 }
 
 // TestArgv: the container's words reach every task one for one, whatever
-// they hold, after Kubernetes' own $(VAR) expansion. Each task prints its
-// argv as one JSON line (Flux interleaves tasks' output line by line).
+// they hold, after Kubernetes' own $(VAR) expansion.
 func TestArgv(t *testing.T) {
 	requireEnv(t)
-	words := []string{"plain", "two words", "'single'", `"double"`, `$HOME`, `$(UNSET_VAR)`, "*", "?[a]", "line1\nline2", "tab\there", `back\slash`, "", "-n", "--", `;|&<>()`, "$$"}
-	argv := append([]string{"/usr/bin/python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"}, words...)
-	groups := []group{{name: "w", replicas: 1, completions: 2}}
-	r := start(t, render(t, jobSet(t, "argv", nil, argv, groups...)), nil)
+	r := startArgv(t, nil)
 	res := r.wait(instanceTimeout)
-	expanded := slices.Clone(words)
-	expanded[len(expanded)-1] = "$" // Kubernetes turns $$ into $
-	want, err := json.Marshal(expanded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := logs(r.c.Pod("argv-w-0-0"), "app")
-	if got := strings.Count(out, string(want)+"\n"); got != 2 || res.State != "Completed" {
+	if n := argvIntact(r); n != 2 || res.State != "Completed" {
 		dump(t, res)
-		t.Errorf("the words reached %d of 2 tasks intact, JobSet %s; want each task to print\n%s", got, res.State, want)
+		t.Errorf("the words reached %d of 2 tasks intact, JobSet %s; want each task to print\n%s", n, res.State, argvWant())
 	}
+}
+
+var argvWords = []string{"plain", "two words", "'single'", `"double"`, `$HOME`, `$(UNSET_VAR)`, "*", "?[a]", "line1\nline2", "tab\there", `back\slash`, "", "-n", "--", `;|&<>()`, "$$"}
+
+// startArgv runs a 2-pod JobSet whose tasks print their argv as one JSON
+// line each (Flux interleaves tasks' output line by line), after mutate
+// changed the render.
+func startArgv(t *testing.T, mutate func(*kubelet.Objects)) *run {
+	argv := append([]string{"/usr/bin/python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"}, argvWords...)
+	objs := decode(t, render(t, jobSet(t, "argv", nil, argv, group{name: "w", replicas: 1, completions: 2})))
+	if mutate != nil {
+		mutate(&objs)
+	}
+	return startObjects(t, objs, nil)
+}
+
+func argvWant() string {
+	expanded := slices.Clone(argvWords)
+	expanded[len(expanded)-1] = "$" // Kubernetes turns $$ into $
+	want, _ := json.Marshal(expanded)
+	return string(want)
+}
+
+// argvIntact counts the tasks that printed the words intact.
+func argvIntact(r *run) int {
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	var words []string
+	_ = json.Unmarshal([]byte(argvWant()), &words)
+	_ = enc.Encode(words)
+	// Python's json.dumps separates with ", ".
+	line := strings.ReplaceAll(strings.TrimSpace(want.String()), `","`, `", "`)
+	return strings.Count(logs(r.c.Pod("argv-w-0-0"), "app"), line+"\n")
 }
 
 // TestNonRootUser: runAsUser/runAsGroup/fsGroup and runAsNonRoot, as in

@@ -169,10 +169,20 @@ type run struct {
 
 func start(t *testing.T, rendered []byte, extra map[string]kubelet.Image) *run {
 	t.Helper()
+	return startObjects(t, decode(t, rendered), extra)
+}
+
+func decode(t *testing.T, rendered []byte) kubelet.Objects {
+	t.Helper()
 	objs, err := kubelet.Decode(rendered)
 	if err != nil {
 		t.Fatalf("decode the render: %v", err)
 	}
+	return objs
+}
+
+func startObjects(t *testing.T, objs kubelet.Objects, extra map[string]kubelet.Image) *run {
+	t.Helper()
 	c, err := kubelet.Start(kubelet.Options{Shim: env.shim, Images: images(extra), Logf: t.Logf}, objs)
 	if err != nil {
 		t.Fatal(err)
@@ -185,16 +195,23 @@ func start(t *testing.T, rendered []byte, extra map[string]kubelet.Image) *run {
 	return &run{t: t, c: c}
 }
 
-// wait waits for every JobSet to finish and returns the first's result.
+// wait waits for every JobSet to finish and returns the first's result;
+// JobSets still running at the timeout fail the test.
 func (r *run) wait(timeout time.Duration) kubelet.JobSetResult {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	res, err := r.c.Wait(ctx)
+	res, err := r.tryWait(timeout)
 	if err != nil {
 		r.t.Errorf("%v", err)
 	}
-	return res[0]
+	return res
+}
+
+// tryWait is wait for a test that judges a timeout itself.
+func (r *run) tryWait(timeout time.Duration) (kubelet.JobSetResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := r.c.Wait(ctx)
+	return res[0], err
 }
 
 // logs returns a pod's container log ("" when it did not run).

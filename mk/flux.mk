@@ -1,0 +1,24 @@
+# Real Flux in the loop (docs/runtime-tests.md): every example and a grid of
+# JobSet shapes rendered by bin/jobset-flux and run on real flux-core and
+# flux-sched brokers, one simulated pod per network namespace
+# (test/flux/internal/kubelet). The Flux view comes from
+# hack/flux-view/build.sh: built from the source tarballs in FLUX_SRC (~30
+# minutes cold on 2 CPUs), then reused from ~/.cache/jobset-flux until the
+# tarballs or the script change. Needs root.
+
+FLUX_SRC ?= $(abspath $(CURDIR)/../shared/flux-src)
+
+INTEGRATION_TESTS += test-flux
+
+.PHONY: test-flux flux-view
+
+## flux-view: build (or find in the cache) the Flux view roots; prints their directory.
+flux-view:
+	bash hack/flux-view/build.sh $(FLUX_SRC)
+
+## test-flux: run rendered JobSets on real Flux brokers (test/flux).
+test-flux: build $(BIN)/kustomize
+	view=$$(bash hack/flux-view/build.sh $(FLUX_SRC) | tail -n 1) && \
+	cd test/flux && go vet ./... && \
+	JOBSET_FLUX_VIEW=$$view JOBSET_FLUX_BIN=$(BIN)/jobset-flux JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize \
+		go test -count=1 -timeout 45m $(FLUX_TEST_FLAGS) ./...

@@ -1,0 +1,186 @@
+package flux
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
+)
+
+// TestExamples renders every example with standalone kustomize, as its
+// README says, and runs it on real brokers. The examples' images are
+// registry images this machine cannot pull; each stands in as the host's
+// root file system plus the example's own programs, written here (see
+// examples/README.md for what stands in for what).
+func TestExamples(t *testing.T) {
+	requireEnv(t)
+	entries, err := os.ReadDir(filepath.Join(env.repo, "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	for _, e := range examples {
+		tested[e.dir] = true
+		t.Run(e.dir, func(t *testing.T) {
+			rendered := kustomizeBuild(t, filepath.Join(env.repo, "examples", e.dir))
+			r := start(t, rendered, e.images(t))
+			e.check(t, r)
+		})
+	}
+	for _, entry := range entries {
+		if _, err := os.Stat(filepath.Join(env.repo, "examples", entry.Name(), "kustomization.yaml")); err == nil && !tested[entry.Name()] {
+			t.Errorf("examples/%s is not run by TestExamples: add it", entry.Name())
+		}
+	}
+}
+
+// example is one examples/ directory: its stand-in images and what its
+// README promises.
+type example struct {
+	dir    string
+	images func(t *testing.T) map[string]kubelet.Image
+	check  func(t *testing.T, r *run)
+}
+
+var examples = []example{
+	{
+		dir: "lammps",
+		// metric-lammps: an lmp that checks its input file is in the
+		// working directory and reports its task.
+		images: func(t *testing.T) map[string]kubelet.Image {
+			root := t.TempDir()
+			write(t, filepath.Join(root, "usr/local/bin/lmp"), 0o755, `#!/bin/bash
+[[ -f in.reaxc.hns && $PWD == /opt/lammps/examples/reaxff/HNS ]] || { echo "lmp: no in.reaxc.hns in $PWD" >&2; exit 2; }
+echo "lmp task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname): $*"
+`)
+			write(t, filepath.Join(root, "opt/lammps/examples/reaxff/HNS/in.reaxc.hns"), 0o644, "# input\n")
+			return map[string]kubelet.Image{"ghcr.io/converged-computing/metric-lammps:latest": layered(root, "usr", "opt")}
+		},
+		// README: two pods, four tasks each, exit 0.
+		check: func(t *testing.T, r *run) {
+			res := r.wait(instanceTimeout)
+			out := logs(r.c.Pod("lammps-node-0-0"), "lammps")
+			n := 0
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "lmp task ") && strings.HasSuffix(line, ": -v x 2 -v y 2 -v z 2 -in in.reaxc.hns -nocite") {
+					n++
+				}
+			}
+			if n != 8 || res.State != "Completed" {
+				dump(t, res)
+				t.Errorf("%d of 8 lmp tasks ran with the example's arguments; JobSet %s, want Completed", n, res.State)
+			}
+		},
+	},
+	{
+		dir: "gpu",
+		// The NGC PyTorch image: the host's python3 runs a train.py that
+		// prints its arguments and GPUs.
+		images: func(t *testing.T) map[string]kubelet.Image {
+			root := t.TempDir()
+			write(t, filepath.Join(root, "workspace/train.py"), 0o644, `import json, os, socket, sys
+print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES"), json.dumps(sys.argv[1:]))
+`)
+			return map[string]kubelet.Image{"nvcr.io/nvidia/pytorch:24.08-py3": layered(root, "workspace")}
+		},
+		// README: two pods with two GPUs each, two tasks per pod, exit 0.
+		check: func(t *testing.T, r *run) {
+			res := r.wait(instanceTimeout)
+			out := logs(r.c.Pod("gpu-trainer-0-0"), "train")
+			want := `["--epochs", "10", "--data", "/data/set with spaces"]`
+			for _, host := range []string{"gpu-trainer-0-0", "gpu-trainer-1-0"} {
+				if n := strings.Count(out, host+" 0,1 "+want+"\n"); n != 2 {
+					t.Errorf("%d of 2 tasks on %s saw GPUs 0,1 and the example's arguments", n, host)
+				}
+			}
+			if res.State != "Completed" || t.Failed() {
+				dump(t, res)
+				t.Errorf("JobSet %s, want Completed", res.State)
+			}
+		},
+	},
+	{
+		dir:    "interactive",
+		images: func(t *testing.T) map[string]kubelet.Image { return map[string]kubelet.Image{"ubuntu:24.04": kubelet.HostImage(nil)} },
+		// README: four pods stay up until flux shutdown; runs as uid 1000.
+		check: func(t *testing.T, r *run) {
+			leader := "flux-cluster-broker-0-0"
+			if out := waitResources(t, r, leader, "flux", "4 32"); out != "4 32" {
+				t.Errorf("flux resource list: %q, want 4 nodes and 32 cores", out)
+			}
+			if out, code := r.flux(leader, "flux", "run", "-N4", "id", "-u"); code != 0 || strings.Count(out, "1000\n") != 4 {
+				t.Errorf("flux run -N4 id -u: exit %d\n%s", code, out)
+			}
+			r.flux(leader, "flux", "shutdown", "--quiet")
+			res := r.wait(instanceTimeout)
+			if res.State != "Completed" {
+				dump(t, res)
+				t.Errorf("JobSet %s after flux shutdown, want Completed", res.State)
+			}
+		},
+	},
+	{
+		dir: "multi-job",
+		images: func(t *testing.T) map[string]kubelet.Image {
+			return map[string]kubelet.Image{
+				"ghcr.io/flux-framework/flux-sched:noble": kubelet.HostImage(nil),
+				"busybox:1.36": kubelet.HostImage(nil),
+			}
+		},
+		// README: the driver submits 16 jobs, drains the queue and ends;
+		// the JobSet completes.
+		check: func(t *testing.T, r *run) {
+			res, err := r.tryWait(90 * time.Second)
+			c := checks{t: t}
+			if err != nil {
+				c.errorf("%v", err)
+			}
+			if res.State != "Completed" {
+				c.errorf("JobSet %s (%s), want Completed", res.State, res.Reason)
+			}
+			c.report("issue 13: the driver runs on every broker and its pods never end")
+		},
+	},
+}
+
+// waitResources polls flux resource list until it reports want
+// ("<nodes> <cores>") or the instance timeout passes, and returns the last
+// answer.
+func waitResources(t *testing.T, r *run, pod, container, want string) string {
+	t.Helper()
+	var out string
+	for deadline := time.Now().Add(instanceTimeout); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if r.c.Pod(pod).Phase() == "Failed" {
+			break
+		}
+		o, code, err := r.tryFlux(pod, container, "resource", "list", "-no", "{nnodes} {ncores}")
+		out = strings.TrimSpace(o)
+		if err == nil && code == 0 && out == want {
+			break
+		}
+	}
+	return out
+}
+
+// layered is the host image with the named top-level directories of root
+// laid over the host's.
+func layered(root string, dirs ...string) kubelet.Image {
+	layers := map[string][]string{}
+	for _, d := range dirs {
+		layers[d] = []string{filepath.Join(root, d)}
+	}
+	return kubelet.HostImage(layers)
+}
+
+func write(t *testing.T, path string, mode os.FileMode, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
