@@ -47,17 +47,9 @@ done
 core_version=${core_tar#flux-core-}; core_version=${core_version%.tar.xz}
 sched_version=${sched_tar#flux-sched-}; sched_version=${sched_version%.tar.xz}
 
-key=$( { grep -E "  \\*?($core_tar|$sched_tar)\$" "$src/SHA256SUMS" | sort
-         sha256sum "$here/build.sh" "$here/debian-packages.txt" "$here/python3-standin.sh" | cut -d' ' -f1
-       } | sha256sum | cut -c1-16)
-out=$cache_root/flux-view/$key
-if [[ -f $out/.complete ]]; then
-  log "cached: $out"
-  echo "$out"
-  exit 0
-fi
-
-# --- Debian build dependencies ----------------------------------------------
+# --- Debian packages ---------------------------------------------------------
+# Checked on every run, cached or not: the built Flux links against these
+# libraries at run time too. Quick when they are installed.
 [[ $(id -u) == 0 ]] || die "run as root (apt-get and mount namespaces)"
 mapfile -t pkgs < <(sed 's/#.*//' "$here/debian-packages.txt" | awk 'NF')
 missing=()
@@ -68,6 +60,16 @@ if ((${#missing[@]})); then
   log "installing: ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+key=$( { grep -E "  \\*?($core_tar|$sched_tar)\$" "$src/SHA256SUMS" | sort
+         sha256sum "$here/build.sh" "$here/debian-packages.txt" "$here/python3-standin.sh" | cut -d' ' -f1
+       } | sha256sum | cut -c1-16)
+out=$cache_root/flux-view/$key
+if [[ -f $out/.complete ]]; then
+  log "cached: $out"
+  echo "$out"
+  exit 0
 fi
 
 # --- Spack-style names -----------------------------------------------------
@@ -119,7 +121,7 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
   FLUX_SCHED_VERSION=$4 cmake .. -DCMAKE_INSTALL_PREFIX="$5" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DENABLE_DOCS=Off -DPython_EXECUTABLE=/usr/bin/python3 >"$6/sched-cmake.log" 2>&1
   make -j"$7" >"$6/sched-make.log" 2>&1
-  make install >"$6/sched-install.log" 2>&1   # into $1/opt/software through the bind mount
+  make install DESTDIR="$1" >"$6/sched-install.log" 2>&1
 ' _ "$stage" "$work/flux-sched-$sched_version" "$core_prefix" "$sched_version" "$sched_prefix" "$work" "$jobs" ||
   die "flux-sched build failed; logs in $work"
 
