@@ -103,8 +103,10 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 		},
 	},
 	{
-		dir:    "interactive",
-		images: func(t *testing.T) map[string]kubelet.Image { return map[string]kubelet.Image{"ubuntu:24.04": kubelet.HostImage(nil)} },
+		dir: "interactive",
+		images: func(t *testing.T) map[string]kubelet.Image {
+			return map[string]kubelet.Image{"ubuntu:24.04": kubelet.HostImage(nil)}
+		},
 		// README: four pods stay up until flux shutdown; runs as uid 1000.
 		check: func(t *testing.T, r *run) {
 			leader := "flux-cluster-broker-0-0"
