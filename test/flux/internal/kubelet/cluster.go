@@ -203,6 +203,14 @@ func (p *Pod) Results() []ContainerResult {
 	return append([]ContainerResult(nil), p.results...)
 }
 
+// Attempts is how many times the pod ran (failed pods are retried while
+// the Job's failures stay within backoffLimit).
+func (p *Pod) Attempts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.attempts
+}
+
 // Phase is Succeeded, Failed, Running, or "" before the pod ran.
 func (p *Pod) Phase() string {
 	p.mu.Lock()

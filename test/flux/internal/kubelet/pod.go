@@ -101,14 +101,20 @@ func (c *Cluster) runPodAttempt(ctx context.Context, p *Pod, attempt int) (strin
 		}
 	}
 	var cts []*container
+	phase := "Succeeded"
 	for i := range p.spec.Containers {
 		spec := &p.spec.Containers[i]
 		ct, err := c.startContainer(p, dir, spec, volumes)
 		if err != nil {
-			for _, started := range cts {
-				c.terminate(started)
-			}
-			return "", fmt.Errorf("container %s: %w", spec.Name, err)
+			// kubelet would keep such a container waiting
+			// (CreateContainerConfigError) and the pod pending forever; a
+			// test wants the failure now, and the other containers still run.
+			p.mu.Lock()
+			p.results = append(p.results, ContainerResult{Name: spec.Name, ExitCode: -1, Log: err.Error()})
+			p.mu.Unlock()
+			c.opts.Logf("pod %s: container %s: %v", p.Hostname, spec.Name, err)
+			phase = "Failed"
+			continue
 		}
 		cts = append(cts, ct)
 	}
@@ -125,7 +131,6 @@ func (c *Cluster) runPodAttempt(ctx context.Context, p *Pod, attempt int) (strin
 		}()
 	}
 	wg.Wait()
-	phase := "Succeeded"
 	for _, ct := range cts {
 		c.record(p, ct, false)
 		if ct.exit != 0 {
