@@ -237,7 +237,10 @@ echo "PATH=$PATH"
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH-<unset>}"
 echo "PYTHONPATH=${PYTHONPATH-<unset>}"
 echo "python3=$(command -v python3)"
-` + fluxBin + ` module list | awk 'NR > 1 {print "module", $1}'`},
+` + fluxBin + ` module list | awk 'NR > 1 {print "module", $1}'
+for f in etc/flux/modprobe/modprobe.d/fluxion.toml etc/flux/rc1.d/01-sched-fluxion lib/flux/modules/sched-fluxion-qmanager.so; do
+	[ -e "/mnt/flux/install/view/$f" ] && echo "view has $f"
+done`},
 	}
 	groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr}}
 	r := start(t, render(t, jobSet(t, "facts", map[string]string{"flux-framework.org/queue-policy": "easy"}, nil, groups...)), nil)
@@ -275,6 +278,14 @@ echo "python3=$(command -v python3)"
 	sched := checks{t: t}
 	if !slices.Contains(lines, "module sched-fluxion-qmanager") || !slices.Contains(lines, "module sched-fluxion-resource") {
 		sched.errorf("Fluxion is not loaded although the view has it: %q", grep(lines, "module sched"))
+	}
+	// The entrypoint points flux modprobe at etc/flux/modprobe and the
+	// rc1.d scripts of older flux-core at etc/flux (FLUX_RC_EXTRA): both
+	// must be where a Spack view of flux-sched puts them.
+	for _, f := range []string{"etc/flux/modprobe/modprobe.d/fluxion.toml", "etc/flux/rc1.d/01-sched-fluxion", "lib/flux/modules/sched-fluxion-qmanager.so"} {
+		if !slices.Contains(lines, "view has "+f) {
+			sched.errorf("the view has no %s", f)
+		}
 	}
 	sched.report("")
 }
