@@ -30,6 +30,9 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 	if cfg == nil || cfg.IsEmpty() {
 		return layer, found
 	}
+	if found = duplicateKeys(nodeOf(cfg)); len(found) > 0 {
+		return layer, found
+	}
 	switch {
 	case cfg.GetKind() == "ConfigMap" && (cfg.GetAPIVersion() == "v1" || cfg.GetAPIVersion() == ""):
 		found.Add(configMapData(cfg, layer.Values))

@@ -76,6 +76,12 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	index := newIndex(rl.Items)
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
+		if dup := duplicateKeys(nodeOf(item)); len(dup) > 0 {
+			// Passed through as it is, like any item with an error; a
+			// JobSet among them is not rendered.
+			reports = append(reports, report{item, dup})
+			continue
+		}
 		if !selected(item, &reports) {
 			continue
 		}
@@ -159,6 +165,10 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *in
 	}()
 
 	rn := item.CopyToResourceNode()
+	found.Add(resolveStructure(rn.YNode()))
+	if found.HasErrors() {
+		return out
+	}
 	js, f := jobset.Read(rn)
 	found.Add(f)
 	if found.HasErrors() {
