@@ -172,6 +172,30 @@ func mismatchedCert(t *testing.T) string {
 	return strings.Replace(string(cert), a.PublicZ85(), b.PublicZ85(), 1)
 }
 
+// validCert returns the certificate the test seed derives for namespace/name.
+func validCert(t *testing.T, id string) string {
+	keys, err := curve.Derive([]byte(testSeed), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := keys.Certificate(id[strings.IndexByte(id, '/')+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(cert)
+}
+
+// indentBy prefixes every line of text.
+func indentBy(text, prefix string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line != "" {
+			b.WriteString(prefix + line)
+		}
+	}
+	return b.String()
+}
+
 func secretDoc(data string) string {
 	return `apiVersion: v1
 kind: Secret
@@ -320,6 +344,11 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "curve Secret with bad base64", extra: []string{secretDoc("'not base64!'")}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not valid base64"},
 		{name: "curve Secret that is not a certificate", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte("hello\n")))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not a valid Flux CURVE certificate"},
 		{name: "curve Secret with mismatched keys", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(mismatchedCert(t))))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "delete the Secret"},
+		// Issue 14, point 9: the API server lets stringData win over data.
+		{name: "curve Secret whose stringData differs from a valid data", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(validCert(t, "default/bad")))) + "stringData:\n  curve.cert: |\n" + indentBy(mismatchedCert(t), "    ")},
+			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData.curve.cert", phrase: "lets stringData win"},
+		{name: "curve Secret whose stringData is invalid", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\nstringData:\n  curve.cert: |\n    hello\n"},
+			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData.curve.cert", phrase: "is not a valid Flux CURVE certificate"},
 		{name: "curve Secret without the key", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\ndata: {other: YQ==}\n"}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is missing"},
 
 		// The function config.
@@ -870,6 +899,55 @@ func TestBrokenSecretNotEchoed(t *testing.T) {
 		key = strings.Trim(key, `"`)
 		if strings.Contains(stderr, key) || strings.Contains(dumpResults(rl.Results), key) {
 			t.Errorf("a key of the broken Secret is echoed")
+		}
+	}
+}
+
+// Issue 14, point 4: a malformed certificate in an existing Secret is
+// reported without quoting any of it, wherever the secret key sits in it
+// and whether it is in data or stringData (at any indentation).
+func TestMalformedCertificateNotEchoed(t *testing.T) {
+	cert := validCert(t, "default/bad")
+	_, secret, _ := strings.Cut(cert, `secret-key = "`)
+	secret, _, _ = strings.Cut(secret, `"`)
+	variants := map[string]string{
+		"key line unindented":  strings.Replace(cert, "    secret-key", "secret-key", 1),
+		"key as a section":     strings.Replace(cert, "curve\n", secret+"\ncurve\n", 1),
+		"key as a key name":    strings.Replace(cert, "    secret-key = ", "    "+secret+" = ", 1),
+		"forbidden character":  strings.Replace(cert, secret, secret[:20]+","+secret[21:], 1),
+		"text after the value": strings.Replace(cert, secret+`"`, secret+`" `+secret, 1),
+	}
+	for name, text := range variants {
+		for _, where := range []string{"data", "stringData", "stringData, deeper"} {
+			t.Run(name+" in "+where, func(t *testing.T) {
+				var doc string
+				switch where {
+				case "data":
+					doc = secretDoc(base64.StdEncoding.EncodeToString([]byte(text)))
+				case "stringData":
+					doc = "apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\nstringData:\n  curve.cert: |\n" + indentBy(text, "    ")
+				default:
+					doc = "apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\nstringData:\n    curve.cert: |2\n" + indentBy(text, "          ")
+				}
+				in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(badJobSet) + indentItem(doc)
+				code, out, stderr := runFn(t, nil, in)
+				if code != 1 {
+					t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+				}
+				rl, err := fn.ParseResourceList([]byte(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				results := dumpResults(rl.Results)
+				if !strings.Contains(results, "is not a valid Flux CURVE certificate") {
+					t.Fatalf("no certificate error:\n%s", results)
+				}
+				for i := 0; i+5 <= len(secret); i++ {
+					if w := secret[i : i+5]; strings.Contains(stderr, w) || strings.Contains(results, w) {
+						t.Fatalf("key material %q is echoed:\n%s", w, stderr)
+					}
+				}
+			})
 		}
 	}
 }

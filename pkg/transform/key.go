@@ -47,33 +47,45 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 	return cert, jobsetFound, nil
 }
 
-// checkSecret validates a CURVE Secret found in the input.
+// checkSecret validates a CURVE Secret found in the input. The API server
+// merges stringData over data, so the certificate the pods get is
+// stringData's when both hold one: that is the one checked, and the two
+// must agree (a valid data hid an invalid or foreign stringData).
 func checkSecret(s *fn.KubeObject) finding.List {
 	var found finding.List
-	field := "data." + plan.CertKey
 	fix := "fix it, or delete the Secret so that a new one is generated"
-	value, ok, err := s.NestedString("data", plan.CertKey)
-	var cert []byte
+	dataField, plainField := "data."+plan.CertKey, "stringData."+plan.CertKey
+	value, inData, dataErr := s.NestedString("data", plan.CertKey)
+	plain, inPlain, plainErr := s.NestedString("stringData", plan.CertKey)
+	var fromData []byte
 	switch {
-	case err != nil:
-		found.Errorf(field, "must be a base64 string; %s", fix)
+	case dataErr != nil:
+		found.Errorf(dataField, "must be a base64 string; %s", fix)
+	case inData:
+		var err error
+		if fromData, err = base64.StdEncoding.DecodeString(value); err != nil {
+			found.Errorf(dataField, "is not valid base64; %s", fix)
+		}
+	}
+	switch {
+	case plainErr != nil:
+		found.Errorf(plainField, "must be a string; %s", fix)
+	case inPlain && inData && dataErr == nil && fromData != nil && plain != string(fromData):
+		found.Errorf(plainField, "differs from %s; the API server lets stringData win, so the pods would get this one: keep the certificate in %s only", dataField, dataField)
+	}
+	if found.HasErrors() {
 		return found
-	case ok:
-		cert, err = base64.StdEncoding.DecodeString(value)
-		if err != nil {
-			found.Errorf(field, "is not valid base64; %s", fix)
-			return found
-		}
-	default:
-		plain, ok, err := s.NestedString("stringData", plan.CertKey)
-		if err != nil || !ok {
-			found.Errorf(field, "is missing: the Secret must hold the certificate under key %s; %s", plan.CertKey, fix)
-			return found
-		}
-		field, cert = "stringData."+plan.CertKey, []byte(plain)
+	}
+	field, cert := dataField, fromData
+	switch {
+	case inPlain:
+		field, cert = plainField, []byte(plain)
+	case !inData:
+		found.Errorf(dataField, "is missing: the Secret must hold the certificate under key %s; %s", plan.CertKey, fix)
+		return found
 	}
 	if _, _, err := curve.ParseCertificate(cert); err != nil {
-		// The parser's message never includes key material.
+		// The parser's message never quotes the certificate.
 		found.Errorf(field, "is not a valid Flux CURVE certificate (%v); %s", err, fix)
 	}
 	return found
