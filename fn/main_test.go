@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1049,5 +1050,161 @@ func TestLargeResourceList(t *testing.T) {
 				t.Errorf("10x the size took %.1fx the time", float64(tb)/float64(ts))
 			}
 		})
+	}
+}
+
+// runWithin runs the command like runFn but fails the test, instead of
+// hanging, when it takes longer than d (a FIFO read blocks forever).
+func runWithin(t *testing.T, d time.Duration, args []string, stdin string) (code int, stdout, stderr string) {
+	t.Helper()
+	type result struct {
+		code         int
+		stdout, errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		c := run(args, strings.NewReader(stdin), &out, &errb)
+		done <- result{c, out.String(), errb.String()}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.stdout, r.errs
+	case <-time.After(d):
+		t.Fatalf("still running after %v", d)
+	}
+	return 0, "", ""
+}
+
+// Issue 14, point 5 (and 9 for --config and input files): files the
+// command reads are regular files of bounded size, opened without
+// blocking; a seed must also not be uniform.
+func TestSeedAndInputFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+	js := write("js.yaml", []byte(goodJobSet))
+	for _, tc := range []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		exit   int
+		phrase string
+	}{
+		{"seed file /dev/zero", nil, []string{"--key-seed-file", "/dev/zero"}, exitProblem, "not a regular file"},
+		{"seed file /dev/urandom", nil, []string{"--key-seed-file", "/dev/urandom"}, exitProblem, "not a regular file"},
+		{"seed file FIFO", nil, []string{"--key-seed-file", fifo}, exitProblem, "not a regular file (it is a FIFO)"},
+		{"seed file from the environment, FIFO", map[string]string{transform.SeedFileEnv: fifo}, nil, exitProblem, "not a regular file"},
+		{"seed file of 1 MiB", nil, []string{"--key-seed-file", write("big", bytes.Repeat([]byte("0123456789abcdef"), 1<<16))}, exitProblem, "at most 4096 are read"},
+		{"seed file of zeros", nil, []string{"--key-seed-file", write("zeros", make([]byte, 64))}, exitProblem, "too uniform"},
+		{"seed file of spaces", nil, []string{"--key-seed-file", write("spaces", bytes.Repeat([]byte(" \t"), 32))}, exitProblem, "too uniform"},
+		{"seed of one repeated pair", map[string]string{transform.SeedEnv: strings.Repeat("ab", 20)}, nil, exitProblem, "too uniform"},
+		{"config /dev/zero", nil, []string{"--config", "/dev/zero", js}, exitUsage, "not a regular file"},
+		{"config FIFO", nil, []string{"--config", fifo, js}, exitUsage, "not a regular file"},
+		{"input file FIFO", nil, []string{fifo}, exitUsage, "not a regular file"},
+		{"input file /dev/zero", nil, []string{"/dev/zero"}, exitUsage, "not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(transform.SeedEnv, "")
+			os.Unsetenv(transform.SeedEnv)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, _, stderr := runWithin(t, 10*time.Second, tc.args, empty)
+			if code != tc.exit || !strings.Contains(stderr, tc.phrase) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.exit, tc.phrase)
+			}
+		})
+	}
+	t.Run("good seed file", func(t *testing.T) {
+		os.Unsetenv(transform.SeedEnv)
+		code, _, stderr := runWithin(t, 10*time.Second, []string{"--key-seed-file", write("seed", []byte(testSeed+"\n"))}, empty)
+		if code != exitOK {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// Issue 14, point 8: only file arguments select standalone mode. A
+// ResourceList on stdin is answered as a ResourceList (its functionConfig
+// read, results written), whatever flags are given.
+func TestFlagsKeepKRMMode(t *testing.T) {
+	dir := t.TempDir()
+	seedFile := filepath.Join(dir, "seed")
+	if err := os.WriteFile(seedFile, []byte(testSeed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(goodJobSet) +
+		functionConfig("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: \"9000\"}\n")
+	for _, args := range [][]string{nil, {"--key-seed-file", seedFile}, {"-v"}, {"-v", "--key-seed-file", seedFile}} {
+		t.Run(strings.Join(append([]string{"args"}, args...), " "), func(t *testing.T) {
+			os.Unsetenv(transform.SeedEnv)
+			code, out, stderr := runWithin(t, 30*time.Second, args, in)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			rl, err := fn.ParseResourceList([]byte(out))
+			if err != nil {
+				t.Fatalf("the output is not a ResourceList: %v\n%s", err, out)
+			}
+			var cm *fn.KubeObject
+			for _, it := range rl.Items {
+				if it.GetKind() == "ConfigMap" && it.GetName() == "good-flux-entrypoint" {
+					cm = it
+				}
+			}
+			if cm == nil || !strings.Contains(cm.String(), "9000") {
+				t.Errorf("the functionConfig (port 9000) was not applied:\n%s", out)
+			}
+			if len(rl.Results) == 0 {
+				t.Errorf("no results")
+			}
+		})
+	}
+	t.Run("--config with a ResourceList", func(t *testing.T) {
+		cfg := filepath.Join(dir, "cfg.yaml")
+		if err := os.WriteFile(cfg, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := runWithin(t, 30*time.Second, []string{"--config", cfg}, in)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "carries its own functionConfig") {
+			t.Errorf("exit %d, stderr %q, %d bytes out; want a usage error", code, stderr, len(out))
+		}
+	})
+}
+
+// Issue 14, point 9: a result on stderr is one line that shows what it
+// holds: no rune that starts a line or reorders the text (U+2028, U+2029,
+// U+0085, bidi controls, zero-width characters) is written raw, and names,
+// paths and messages from the input are cut short (a 1 MB name made a
+// 1 MB line).
+func TestStderrResultsAreShortVisibleLines(t *testing.T) {
+	for _, r := range []rune{'\n', '\r', '\x1b', '\u0085', '\u2028', '\u2029', '\u202e', '\u2066', '\u200b', '\u200f', '\ufeff', '\u061c'} {
+		got := oneLine("a" + string(r) + "b")
+		if strings.ContainsRune(got, r) || !strings.HasPrefix(got, "a\\") {
+			t.Errorf("oneLine(%U) = %q", r, got)
+		}
+	}
+	if got := oneLine("a\xffb"); got != `a\xffb` {
+		t.Errorf("invalid UTF-8: %q", got)
+	}
+	if got := oneLine("naïve 名前 ok"); got != "naïve 名前 ok" {
+		t.Errorf("printable text changed: %q", got)
+	}
+	long := strings.Repeat("n", 1<<20)
+	var b bytes.Buffer
+	printResults(&b, fn.Results{{Severity: fn.Error, Message: long, ResourceRef: &fn.ResourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: long, Namespace: long}, Field: &fn.Field{Path: long}}}, false)
+	if b.Len() > 8<<10 || strings.Count(b.String(), "\n") != 1 || !strings.Contains(b.String(), "(1048576 bytes)") {
+		t.Errorf("a result of 1 MB parts printed %d bytes: %.200q", b.Len(), b.String())
 	}
 }

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 
@@ -93,3 +94,37 @@ func checkSecret(s *fn.KubeObject) finding.List {
 
 // ErrSeedTooShort is returned for a seed below curve.MinSeedLen bytes.
 var ErrSeedTooShort = fmt.Errorf("the key seed must hold at least %d bytes of secret material (make one with: head -c 32 /dev/urandom | base64)", curve.MinSeedLen)
+
+// ErrSeedWeak is returned for a seed of enough bytes but too few
+// different ones: all one byte (a file of zeros), white space only, a
+// short pattern repeated.
+var ErrSeedWeak = fmt.Errorf("the key seed is too uniform to be secret: it needs at least %d different bytes, not only white space (make one with: head -c 32 /dev/urandom | base64)", minSeedDistinct)
+
+// minSeedDistinct is the fewest different bytes a seed may hold. It is a
+// floor against accidents (an empty or zeroed file padded out, a
+// placeholder), not an entropy estimate: 32 random bytes in base64 hold
+// about 25 different characters, in hex about 16.
+const minSeedDistinct = 8
+
+// checkSeed refuses a seed that is too short or obviously not random.
+// The messages never show the seed.
+func checkSeed(seed []byte) error {
+	if len(seed) < curve.MinSeedLen {
+		return ErrSeedTooShort
+	}
+	if len(bytes.TrimSpace(seed)) == 0 {
+		return ErrSeedWeak
+	}
+	var seen [256]bool
+	distinct := 0
+	for _, c := range seed {
+		if !seen[c] {
+			seen[c] = true
+			distinct++
+		}
+	}
+	if distinct < minSeedDistinct {
+		return ErrSeedWeak
+	}
+	return nil
+}

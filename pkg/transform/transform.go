@@ -44,8 +44,10 @@ type Processor struct {
 
 // New checks the options and returns the processor.
 func New(opts Options) (*Processor, error) {
-	if opts.Seed != nil && len(opts.Seed) < 32 {
-		return nil, ErrSeedTooShort
+	if opts.Seed != nil {
+		if err := checkSeed(opts.Seed); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Random == nil {
 		opts.Random = rand.Reader
