@@ -307,6 +307,10 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "invalid cores-per-node", ann: map[string]string{"flux-framework.org/cores-per-node": "99999999999999999999"}, exit: 1, field: ann("cores-per-node"), phrase: "whole number from 1 to 65536"},
 		{name: "invalid gpus-per-node", ann: map[string]string{"flux-framework.org/gpus-per-node": "-1"}, exit: 1, field: ann("gpus-per-node"), phrase: "must be from 0 to 256"},
 		{name: "invalid network-device", ann: map[string]string{"flux-framework.org/network-device": "eth0;reboot"}, exit: 1, field: ann("network-device"), phrase: "must be a network interface name"},
+		// Issue 14, point 7.
+		{name: "run-options naming a command", ann: map[string]string{"flux-framework.org/run-options": "-v /bin/echo HIJACKED"}, exit: 1, field: ann("run-options"), phrase: "flux run would take it for the command"},
+		{name: "run-options setting -N bundled", ann: map[string]string{"flux-framework.org/run-options": "-vN3"}, exit: 1, field: ann("run-options"), phrase: "must not set -N"},
+		{name: "run-options setting -n with =", ann: map[string]string{"flux-framework.org/run-options": "-n=64"}, exit: 1, field: ann("run-options"), phrase: "must not set -n"},
 		{name: "invalid port", ann: map[string]string{"flux-framework.org/port": "65536"}, exit: 1, field: ann("port"), phrase: "must be from 1 to 65535"},
 		{name: "invalid queue-policy", ann: map[string]string{"flux-framework.org/queue-policy": "FCFS"}, exit: 1, field: ann("queue-policy"), phrase: "must be one of fcfs, easy, conservative, hybrid"},
 		{name: "invalid connect-timeout", ann: map[string]string{"flux-framework.org/connect-timeout": "5 s"}, exit: 1, field: ann("connect-timeout"), phrase: "must be a duration like 5s"},
