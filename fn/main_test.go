@@ -292,6 +292,20 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "mount at /mnt/flux/config", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: cfg, mountPath: /mnt/flux/config}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
 		{name: "mount at /opt/software/", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: sw, mountPath: /opt/software/}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
 		{name: "mount above /mnt/flux", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: m, mountPath: /mnt}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		// Issue 14, point 9: paths are compared as the kubelet resolves them;
+		// init and app containers share one namespace of names.
+		{name: "mount at /mnt//flux/config", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: cfg, mountPath: /mnt//flux/config}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		{name: "mount at /opt/x/../software", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: sw, mountPath: /opt/x/../software}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		{name: "app container named flux-installer", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.name", "flux-installer"}}, exit: 1, field: c0 + ".name", phrase: "rename yours"},
+		// Issue 14, point 6: only what the function wrote is taken for an
+		// earlier rendering; a command that starts with the entrypoint
+		// does not make the user's objects of its names the function's.
+		{name: "entrypoint in the command with own flux-installer and flux-config", edits: []edit{
+			{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "[/mnt/flux/config/entrypoint.sh, sh, -c, 'echo hi']"},
+			{"spec.replicatedJobs.0.template.spec.template.spec.initContainers", "[{name: flux-installer, image: busybox, command: [sh, -c, 'echo mine']}]"},
+			{"spec.replicatedJobs.0.template.spec.template.spec.volumes", "[{name: flux-config, emptyDir: {}}]"}},
+			exit: 1, field: pod0 + ".initContainers[0].name", phrase: "rename yours"},
+		{name: "entrypoint in the command alone", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "[/mnt/flux/config/entrypoint.sh, sh]"}}, exit: 1, field: c0 + ".command[0]", phrase: "remove it from the command"},
 		{name: "unknown replicated-jobs", ann: map[string]string{"flux-framework.org/replicated-jobs": "w,workers"}, exit: 1, field: ann("replicated-jobs"), phrase: "list only those"},
 		{name: "unknown container", ann: map[string]string{"flux-framework.org/container": "main"}, exit: 1, field: pod0 + ".containers", phrase: "set flux-framework.org/container to one of them"},
 		{name: "fractional GPUs", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.resources", "{limits: {nvidia.com/gpu: 1500m}}"}}, exit: 1, field: c0 + ".resources.limits[nvidia.com/gpu]", phrase: "whole number of GPUs"},

@@ -1352,3 +1352,74 @@ func TestDuplicateKeysEverywhere(t *testing.T) {
 		}
 	})
 }
+
+// hTwice renders in twice (the second time on the first's output) and
+// returns both outputs' items.
+func hTwice(t *testing.T, in string) (first, second []byte) {
+	t.Helper()
+	p := hProcessor(t)
+	rl, ok, out, err := hKRM(t, p, []byte(in))
+	if err != nil || !ok {
+		t.Fatalf("first render refused (%v): %s", err, hDump(rl))
+	}
+	rl, ok, again, err := hKRM(t, p, out)
+	if err != nil || !ok {
+		t.Fatalf("second render refused (%v): %s", err, hDump(rl))
+	}
+	return hItemsOnly(out), hItemsOnly(again)
+}
+
+// Issue 14, points 6 and 9: a re-render removes only what the function
+// itself added (recognised by its whole shape), so it changes nothing:
+// an unselected replicatedJob's own flux-config volume survived the
+// first render and was deleted by the second; a flow-style command: []
+// came back in block style; a /dev//shm mount got a second /dev/shm.
+func TestRerenderChangesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, annotations, spec string
+		check                   func(t *testing.T, js any)
+	}{
+		{
+			name:        "unselected replicatedJob with its own flux-config volume",
+			annotations: `, flux-framework.org/replicated-jobs: w`,
+			spec: `    - name: w
+      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, command: [run]}]}}}}
+    - name: v
+      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, volumeMounts: [{name: flux-config, mountPath: /cfg}]}], volumes: [{name: flux-config, configMap: {name: mine}}]}}}}
+`,
+			check: func(t *testing.T, js any) {
+				if vols := fmt.Sprint(hPod(t, js, 1)["volumes"]); !strings.Contains(vols, "mine") {
+					t.Errorf("the user's flux-config volume is gone: %s", vols)
+				}
+			},
+		},
+		{
+			name: "empty flow-style command",
+			spec: "    - name: w\n      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, command: []}]}}}}\n",
+		},
+		{
+			name: "no command",
+			spec: "    - name: w\n      template: {spec: {template: {spec: {containers: [{name: app, image: busybox}]}}}}\n",
+		},
+		{
+			name: "own /dev//shm",
+			spec: "    - name: w\n      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, volumeMounts: [{name: shm, mountPath: /dev//shm}]}], volumes: [{name: shm, emptyDir: {medium: Memory}}]}}}}\n",
+			check: func(t *testing.T, js any) {
+				mounts := fmt.Sprint(asList(hPod(t, js, 0)["containers"])[0].(map[string]any)["volumeMounts"])
+				if strings.Contains(mounts, plan.ShmVolume) {
+					t.Errorf("a second /dev/shm was mounted: %s", mounts)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first, second := hTwice(t, hRLHead+hJobSetItem("js", tc.annotations, "    replicatedJobs:\n"+tc.spec))
+			if !bytes.Equal(first, second) {
+				t.Errorf("the second render changed the output:\n%s\n---\n%s", first, second)
+			}
+			if tc.check != nil {
+				tc.check(t, hMeaning(t, second)["JobSet/js"])
+			}
+		})
+	}
+}

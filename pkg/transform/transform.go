@@ -171,6 +171,9 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *in
 	if found.HasErrors() {
 		return out
 	}
+	// What an earlier run added goes first, so that what is read and
+	// checked is only what the user wrote.
+	stripRendering(rn.YNode())
 	js, f := jobset.Read(rn)
 	found.Add(f)
 	if found.HasErrors() {
