@@ -226,6 +226,15 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "empty document", raw: "", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
 		{name: "non-UTF-8 bytes", corrupt: replaceText("name: bad\n", "name: bad\xff\xfe\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
 		{name: "NUL byte", corrupt: replaceText("name: bad\n", "name: bad\x00\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		// Issue 14, point 9: messages instead of the SDK's internals, and the
+		// apiVersion read from the tree, not from a line of a scalar.
+		{name: "items is a number", raw: rl + "items: 5\n", exit: 1, scope: scopeList, phrase: "items is a scalar"},
+		{name: "functionConfig is a list", raw: rl + "items: []\nfunctionConfig: [a]\n", exit: 1, scope: scopeList, phrase: "functionConfig is a list"},
+		{name: "apiVersion line inside a flow scalar", raw: "{apiVersion: config.kubernetes.io/v2, kind: ResourceList, x: \"a\n\napiVersion: config.kubernetes.io/v1\n\", items: []}\n", exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
+		{name: "two YAML documents", raw: rl + "items: []\n---\n" + rl + "items: []\n", exit: 1, scope: scopeList, phrase: "more than one YAML document"},
+		// Issue 14, point 3.
+		{name: "two items keys", corrupt: appendText("items:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n"), exit: 1, scope: scopeList, phrase: `the key "items" appears twice`},
+		{name: "two functionConfig keys", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\n", corrupt: appendText("functionConfig: {apiVersion: v1, kind: ConfigMap, data: {port: \"1\"}}\n"), exit: 1, scope: scopeList, phrase: `the key "functionConfig" appears twice`},
 		{name: "empty ResourceList", raw: rl + "items: []\n", exit: 0, scope: scopeOK},
 		{name: "ResourceList without items", raw: rl, exit: 0, scope: scopeOK},
 
@@ -351,13 +360,13 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "interactive false with no command", ann: map[string]string{"flux-framework.org/interactive": "false"}, edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "~delete"}}, exit: 1, field: c0 + ".command", phrase: "give it a command"},
 
 		// The container environment.
-		{name: "FLUX_* env with valueFrom", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", "[{name: FLUX_VIEW_IMAGE, valueFrom: {configMapKeyRef: {name: x, key: y}}}]"}}, exit: 1, field: c0 + ".env[0].value", phrase: "must be a literal value"},
+		{name: "FLUX_* env with valueFrom", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", "[{name: FLUX_VIEW_IMAGE, valueFrom: {configMapKeyRef: {name: x, key: y}}}]"}}, exit: 1, field: c0 + ".env[0].valueFrom", phrase: "must be a literal value"},
 		{name: "invalid FLUX_* env value", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", `[{name: FLUX_NETWORK_DEVICE, value: "eth0 && id"}]`}}, exit: 1, field: c0 + ".env[0].value", phrase: "must be a network interface name"},
 		{name: "conflicting FLUX_* env across replicatedJobs", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", `[{name: FLUX_NETWORK_DEVICE, value: eth0}]`}, secondRJ("eth1")},
 			exit: 1, field: "spec.replicatedJobs[1].template.spec.template.spec.containers[0].env[0].value", phrase: "the whole instance needs one value"},
 
 		// Objects that collide with what the function generates.
-		{name: "duplicate JobSets", extra: []string{badJobSet}, exit: 1, phrase: "keep one"},
+		{name: "duplicate JobSets", extra: []string{badJobSet}, exit: 1, field: "metadata.name", phrase: "keep one"},
 		{name: "foreign ConfigMap of the generated name", extra: []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad-flux-entrypoint, namespace: default}\ndata: {a: b}\n"},
 			exit: 1, field: "metadata.name", phrase: "rename or remove it"},
 		{name: "curve Secret with bad base64", extra: []string{secretDoc("'not base64!'")}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not valid base64"},
@@ -388,6 +397,7 @@ func catalogue(t *testing.T) []hostileCase {
 		// key that is not a string made the schema validator panic.
 		{name: "JobSetFlux with a number as a key", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nx: {0: a}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "x", phrase: "fields are named by strings"},
 		{name: "JobSetFlux with a null key", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {runOptions: [{~: a}]}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.runOptions[0]", phrase: "fields are named by strings"},
+		{name: "JobSetFlux with a list as a key", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {[a]: 1}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec", phrase: "has a key that is a list"},
 		{name: "JobSetFlux wrong apiVersion", config: "apiVersion: fn.flux-framework.org/v1\nkind: JobSetFlux\nmetadata: {name: flux}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "apiVersion", phrase: "must be fn.flux-framework.org/v1alpha1"},
 		{name: "config of another kind", config: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: flux}\n", exit: 1, scope: scopeConfig, kind: "Deployment", ref: "flux", field: "kind", phrase: "must be a ConfigMap or a JobSetFlux"},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -136,6 +137,20 @@ const schemaMismatch = ConfigKind + " does not match the schema in krmfunction.y
 // render about 4 ms of start-up, most of the function's own start-up.
 func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
 	var found finding.List
+	// A key that is a list or a map cannot be decoded into a Go map at
+	// all ("invalid map key: []interface {}{...}"): report it at its path.
+	var complexKey string
+	yamltree.Walk(nodeOf(cfg), "", func(n *yaml.Node, path string) {
+		for i := 0; complexKey == "" && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if k := deref(n.Content[i]); k.Kind != yaml.ScalarNode {
+				complexKey = path
+				found.Errorf(path, "has a key that is %s: %s fields are named by strings", nodeKind(k), ConfigKind)
+			}
+		}
+	})
+	if complexKey != "" {
+		return found
+	}
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(cfg.String()), &obj); err != nil {
 		// The decoder's errors span lines; a result is one line.

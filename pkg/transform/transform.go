@@ -88,7 +88,7 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 			continue
 		}
 		if index.duplicate(item) {
-			reports = append(reports, report{item, finding.List{{Severity: finding.Error,
+			reports = append(reports, report{item, finding.List{{Severity: finding.Error, Path: "metadata.name",
 				Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
 			continue
 		}
