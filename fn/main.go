@@ -28,6 +28,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -251,6 +252,10 @@ func readYAML(name string, data []byte) (fn.KubeObjects, error) {
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, n := range nodes {
+		// As resourcelist.Parse does: {a} must not come out as {a: ''}.
+		yamltree.SpellFlowNulls(n.YNode())
 	}
 	return fn.MoveToKubeObjects(nodes), nil
 }

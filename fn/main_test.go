@@ -228,7 +228,7 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "NUL byte", corrupt: replaceText("name: bad\n", "name: bad\x00\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
 		// Issue 14, point 9: messages instead of the SDK's internals, and the
 		// apiVersion read from the tree, not from a line of a scalar.
-		{name: "items is a number", raw: rl + "items: 5\n", exit: 1, scope: scopeList, phrase: "items is a scalar"},
+		{name: "items is a number", raw: rl + "items: 5\n", exit: 1, scope: scopeList, phrase: "items is a !!int"},
 		{name: "functionConfig is a list", raw: rl + "items: []\nfunctionConfig: [a]\n", exit: 1, scope: scopeList, phrase: "functionConfig is a list"},
 		{name: "apiVersion line inside a flow scalar", raw: "{apiVersion: config.kubernetes.io/v2, kind: ResourceList, x: \"a\n\napiVersion: config.kubernetes.io/v1\n\", items: []}\n", exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
 		{name: "two YAML documents", raw: rl + "items: []\n---\n" + rl + "items: []\n", exit: 1, scope: scopeList, phrase: "more than one YAML document"},

@@ -167,6 +167,6 @@ func (r *reader) strings(m *yaml.Node, key, path string) []string {
 // must not be rendered. Aliases are not followed.
 func (r *reader) duplicates(n *yaml.Node, path string) {
 	yamltree.Duplicates(n, path, func(p string) {
-		r.found.Errorf(p, "appears twice in the same map; keep one (tools disagree on which one counts, and the API server refuses the object)")
+		r.found.Errorf(p, "%s", yamltree.DuplicateMessage)
 	})
 }

@@ -68,7 +68,7 @@ func parse(in []byte) (*fn.ResourceList, error) {
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("it is %s, not a map with kind: ResourceList", describe(root))
+		return nil, fmt.Errorf("it is %s, not a map with kind: ResourceList", yamltree.Describe(root))
 	}
 	top := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -91,7 +91,7 @@ func parse(in []byte) (*fn.ResourceList, error) {
 		var dupErr error
 		yamltree.Duplicates(fc, "functionConfig", func(path string) {
 			if dupErr == nil {
-				dupErr = fmt.Errorf("%s appears twice in the same map; keep one (readers disagree on which one counts)", path)
+				dupErr = fmt.Errorf("%s %s", path, yamltree.DuplicateMessage)
 			}
 		})
 		if dupErr != nil {
@@ -107,7 +107,7 @@ func parse(in []byte) (*fn.ResourceList, error) {
 			return nil, errors.New("items is an alias; write the list out")
 		}
 		if items.Kind != yaml.SequenceNode {
-			return nil, fmt.Errorf("items is %s; it must be a list of objects", describe(items))
+			return nil, fmt.Errorf("items is %s; it must be a list of objects", yamltree.Describe(items))
 		}
 		for i, it := range items.Content {
 			if it.Kind == yaml.AliasNode {
@@ -118,7 +118,7 @@ func parse(in []byte) (*fn.ResourceList, error) {
 				it = cp
 			}
 			if it.Kind != yaml.MappingNode {
-				return nil, fmt.Errorf("items[%d] is %s; each item must be an object (a map)", i, describe(it))
+				return nil, fmt.Errorf("items[%d] is %s; each item must be an object (a map)", i, yamltree.Describe(it))
 			}
 			nodes = append(nodes, it)
 		}
@@ -133,7 +133,7 @@ func parse(in []byte) (*fn.ResourceList, error) {
 			fc = cp
 		}
 		if fc.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("functionConfig is %s; it must be an object (a map)", describe(fc))
+			return nil, fmt.Errorf("functionConfig is %s; it must be an object (a map)", yamltree.Describe(fc))
 		}
 		config = fc
 	}
@@ -151,9 +151,11 @@ func parse(in []byte) (*fn.ResourceList, error) {
 		}
 	}
 	for _, n := range nodes {
+		yamltree.SpellFlowNulls(n)
 		rl.Items = append(rl.Items, fn.MoveToKubeObject(yaml.NewRNode(n)))
 	}
 	if config != nil {
+		yamltree.SpellFlowNulls(config)
 		rl.FunctionConfig = fn.MoveToKubeObject(yaml.NewRNode(config))
 	}
 	return rl, nil
@@ -213,19 +215,4 @@ func scalar(n *yaml.Node) string {
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a map"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	if isNull(n) {
-		return "null"
-	}
-	return "a scalar (" + n.ShortTag() + ")"
 }

@@ -78,19 +78,19 @@ func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.L
 	case data.Kind == yaml.ScalarNode && data.ShortTag() == "!!null":
 		return found
 	case data.Kind != yaml.MappingNode:
-		found.Errorf("data", "must map setting names to string values, got %s", nodeKind(data))
+		found.Errorf("data", "must map setting names to string values, got %s", yamltree.Describe(data))
 		return found
 	}
 	for i := 0; i+1 < len(data.Content); i += 2 {
 		k, v := deref(data.Content[i]), deref(data.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
-			found.Errorf("data", "has a key that is %s, not a setting name; the keys are setting names such as port or view-image", nodeKind(k))
+			found.Errorf("data", "has a key that is %s, not a setting name; the keys are setting names such as port or view-image", yamltree.Describe(k))
 			continue
 		}
 		path := "data." + k.Value
 		switch {
 		case v.Kind != yaml.ScalarNode:
-			found.Errorf(path, "must be a string (quote numbers and booleans), got %s", nodeKind(v))
+			found.Errorf(path, "must be a string (quote numbers and booleans), got %s", yamltree.Describe(v))
 		case v.ShortTag() == "!!null":
 			values[k.Value] = settings.Raw{Value: "", Path: path}
 		default:
@@ -105,19 +105,6 @@ func deref(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
-}
-
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a map"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	if n.ShortTag() == "!!null" {
-		return "null"
-	}
-	return "a " + n.ShortTag()
 }
 
 // schemaMismatch starts the message of every error in the shape of a
@@ -144,7 +131,7 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 		for i := 0; complexKey == "" && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
 			if k := deref(n.Content[i]); k.Kind != yaml.ScalarNode {
 				complexKey = path
-				found.Errorf(path, "has a key that is %s: %s fields are named by strings", nodeKind(k), ConfigKind)
+				found.Errorf(path, "has a key that is %s: %s fields are named by strings", yamltree.Describe(k), ConfigKind)
 			}
 		}
 	})

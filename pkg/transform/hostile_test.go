@@ -1423,3 +1423,30 @@ func TestRerenderChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// Aliases that cannot be expanded are refused, quickly: an alias inside
+// its own anchor (which yaml.v3's node parser accepts), and a "billion
+// laughs" of aliases of aliases across items.
+func TestAliasCycleAndLaughs(t *testing.T) {
+	p := hProcessor(t)
+	in := hRLHead + hJobSetItem("js", "", "    replicatedJobs:\n    - name: w\n      template: {spec: {template: {spec: {containers: &c [{name: app, image: b, command: [run], args: *c}]}}}}\n")
+	start := time.Now()
+	rl, ok, _, err := hKRM(t, p, []byte(in))
+	if err != nil || ok {
+		t.Fatalf("a cycle was accepted (err %v)", err)
+	}
+	if errs := hErrors(rl); len(errs) != 1 || !strings.Contains(errs[0].Message, "refers to a node that contains it") {
+		t.Errorf("want one error about the cycle, got %s", hDump(rl))
+	}
+	var laughs strings.Builder
+	laughs.WriteString(hRLHead + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: l0}, data: &l0 {k: v}}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&laughs, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: l%d}, data: &l%d {a: *l%d, b: *l%d, c: *l%d, d: *l%d, e: *l%d, f: *l%d, g: *l%d, h: *l%d}}\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	if _, _, _, err := hKRM(t, p, []byte(laughs.String())); err == nil || !strings.Contains(err.Error(), "too many nodes") {
+		t.Errorf("billion laughs: err = %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+}

@@ -16,7 +16,7 @@ import (
 func duplicateKeys(n *yaml.Node) finding.List {
 	var found finding.List
 	yamltree.Duplicates(n, "", func(path string) {
-		found.Errorf(path, "appears twice in the same map; keep one (tools disagree on which one counts, and the API server refuses the object)")
+		found.Errorf(path, "%s", yamltree.DuplicateMessage)
 	})
 	return found
 }
@@ -45,7 +45,7 @@ func resolveStructure(root *yaml.Node) finding.List {
 	}
 	ex := &yamltree.Expander{Budget: maxAliasNodes}
 	if err := ex.ExpandIf(root, func(*yaml.Node) bool { return true }); err != nil {
-		found.Errorf("", "cannot expand the JobSet's aliases: %v (more than %d nodes); write the repeated parts out", err, maxAliasNodes)
+		found.Errorf("", "cannot expand the JobSet's aliases (%v; at most %d nodes are copied); write the repeated parts out", err, maxAliasNodes)
 		return found
 	}
 	// No alias refers to an anchor any more.

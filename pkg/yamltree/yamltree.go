@@ -27,6 +27,10 @@ func Key(path, key string) string {
 // Index returns the path of item i of the list at path.
 func Index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
+// DuplicateMessage says what is wrong with a key Duplicates reports, after
+// its path.
+const DuplicateMessage = "appears twice in the same map; keep one (tools disagree on which one counts, and the API server refuses the object)"
+
 // Duplicates calls report with the path of every key that appears a
 // second (or later) time in one map under n. Readers disagree on which
 // one counts (yaml.v3's node readers take the first, its decoder and the
@@ -105,6 +109,23 @@ func kindName(k yaml.Kind) string {
 	return "scalar"
 }
 
+// Describe names the kind of a node for a message: a map, a list, an
+// alias, null, or a scalar by its tag (a !!str, a !!int, ...).
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a map"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if n.ShortTag() == "!!null" {
+		return "null"
+	}
+	return "a " + n.ShortTag()
+}
+
 // IsMergeKey reports whether k is a YAML 1.1 merge key (a plain <<).
 func IsMergeKey(k *yaml.Node) bool {
 	return k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge"
@@ -134,16 +155,45 @@ func Walk(n *yaml.Node, path string, visit func(n *yaml.Node, path string)) {
 	}
 }
 
+// SpellFlowNulls gives every null written as nothing inside flow style
+// ({a}, {a: }, [a, ]) the text "null". yaml.v3's emitter cannot write an
+// empty plain scalar in flow style and quotes it instead, as ”, which
+// reads back as an empty string: an item passed through unchanged would
+// change meaning. In block style an empty null is written as it was.
+func SpellFlowNulls(n *yaml.Node) {
+	spellFlowNulls(n, false)
+}
+
+func spellFlowNulls(n *yaml.Node, flow bool) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if flow && n.Value == "" && n.ShortTag() == "!!null" {
+			n.Value = "null"
+		}
+	case yaml.MappingNode, yaml.SequenceNode, yaml.DocumentNode:
+		flow = flow || n.Style&yaml.FlowStyle != 0
+		for _, c := range n.Content {
+			spellFlowNulls(c, flow)
+		}
+	}
+}
+
 // ErrTooLarge is returned when expanding aliases would make more nodes than
 // the budget: a few aliases of aliases (a "billion laughs") make a tree
 // exponentially larger than its text.
 var ErrTooLarge = errors.New("its aliases expand to too many nodes")
+
+// ErrCycle is returned for an alias inside the node it refers to
+// (&a [*a]): the parser accepts it, but no copy of it is finite.
+var ErrCycle = errors.New("an alias refers to a node that contains it")
 
 // Expander replaces aliases with copies of what they point to, within a
 // budget of new nodes shared by every call.
 type Expander struct {
 	// Budget is the number of nodes the copies may still add.
 	Budget int
+	// copying holds the nodes being copied, to tell a cycle.
+	copying map[*yaml.Node]bool
 }
 
 // Copy returns a deep copy of n in which every alias is replaced by a
@@ -155,6 +205,16 @@ func (e *Expander) Copy(n *yaml.Node) (*yaml.Node, error) {
 	}
 	if e.Budget--; e.Budget < 0 {
 		return nil, ErrTooLarge
+	}
+	if e.copying[n] {
+		return nil, ErrCycle
+	}
+	if len(n.Content) > 0 {
+		if e.copying == nil {
+			e.copying = map[*yaml.Node]bool{}
+		}
+		e.copying[n] = true
+		defer delete(e.copying, n)
 	}
 	c := *n
 	c.Anchor = ""
