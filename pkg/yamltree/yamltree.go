@@ -157,9 +157,10 @@ func Walk(n *yaml.Node, path string, visit func(n *yaml.Node, path string)) {
 
 // SpellFlowNulls gives every null written as nothing inside flow style
 // ({a}, {a: }, [a, ]) the text "null". yaml.v3's emitter cannot write an
-// empty plain scalar in flow style and quotes it instead, as ”, which
-// reads back as an empty string: an item passed through unchanged would
-// change meaning. In block style an empty null is written as it was.
+// empty plain scalar in flow style and quotes it instead (two single
+// quotes), which reads back as an empty string: an item passed through
+// unchanged would change meaning. In block style an empty null is
+// written as it was.
 func SpellFlowNulls(n *yaml.Node) {
 	spellFlowNulls(n, false)
 }
