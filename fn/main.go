@@ -254,8 +254,8 @@ func readYAML(name string, data []byte) (fn.KubeObjects, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	for _, n := range nodes {
-		// As resourcelist.Parse does: {a} must not come out as {a: ''}.
-		yamltree.SpellFlowNulls(n.YNode())
+		// As resourcelist.Parse does: {a} must not come out as an empty string.
+		yamltree.SpellEmptyNulls(n.YNode())
 	}
 	return fn.MoveToKubeObjects(nodes), nil
 }

@@ -151,11 +151,11 @@ func parse(in []byte) (*fn.ResourceList, error) {
 		}
 	}
 	for _, n := range nodes {
-		yamltree.SpellFlowNulls(n)
+		yamltree.SpellEmptyNulls(n)
 		rl.Items = append(rl.Items, fn.MoveToKubeObject(yaml.NewRNode(n)))
 	}
 	if config != nil {
-		yamltree.SpellFlowNulls(config)
+		yamltree.SpellEmptyNulls(config)
 		rl.FunctionConfig = fn.MoveToKubeObject(yaml.NewRNode(config))
 	}
 	return rl, nil

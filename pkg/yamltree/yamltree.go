@@ -155,26 +155,26 @@ func Walk(n *yaml.Node, path string, visit func(n *yaml.Node, path string)) {
 	}
 }
 
-// SpellFlowNulls gives every null written as nothing inside flow style
-// ({a}, {a: }, [a, ]) the text "null". yaml.v3's emitter cannot write an
-// empty plain scalar in flow style and quotes it instead (two single
-// quotes), which reads back as an empty string: an item passed through
-// unchanged would change meaning. In block style an empty null is
-// written as it was.
-func SpellFlowNulls(n *yaml.Node) {
-	spellFlowNulls(n, false)
+// SpellEmptyNulls gives the text "null" to every null written as nothing
+// where yaml.v3's emitter cannot write it back as nothing: inside flow
+// style ({a}, [a, ]), as a map key, or with an anchor. There it quotes the
+// empty text instead (two single quotes), which reads back as an empty
+// string: an item passed through unchanged would change meaning. An
+// empty null value in block style is written as it was.
+func SpellEmptyNulls(n *yaml.Node) {
+	spellEmptyNulls(n, false)
 }
 
-func spellFlowNulls(n *yaml.Node, flow bool) {
+func spellEmptyNulls(n *yaml.Node, mustSpell bool) {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if flow && n.Value == "" && n.ShortTag() == "!!null" {
+		if (mustSpell || n.Anchor != "") && n.Value == "" && n.ShortTag() == "!!null" {
 			n.Value = "null"
 		}
 	case yaml.MappingNode, yaml.SequenceNode, yaml.DocumentNode:
-		flow = flow || n.Style&yaml.FlowStyle != 0
-		for _, c := range n.Content {
-			spellFlowNulls(c, flow)
+		flow := mustSpell || n.Style&yaml.FlowStyle != 0
+		for i, c := range n.Content {
+			spellEmptyNulls(c, flow || n.Kind == yaml.MappingNode && i%2 == 0)
 		}
 	}
 }

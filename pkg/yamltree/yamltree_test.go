@@ -83,14 +83,14 @@ func TestMergeKey(t *testing.T) {
 	}
 }
 
-func TestSpellFlowNulls(t *testing.T) {
-	n := parse(t, "a: {b, c: }\nd: [e, {f}]\ng:\n")
-	SpellFlowNulls(n)
+func TestSpellEmptyNulls(t *testing.T) {
+	n := parse(t, "a: {b, c: }\nd: [e, {f}]\ng:\nh: &x\n?\n: k\n")
+	SpellEmptyNulls(n)
 	out, err := yaml.Marshal(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "a: {b: null, c: null}\nd: [e, {f: null}]\ng:\n"; string(out) != want {
+	if want := "a: {b: null, c: null}\nd: [e, {f: null}]\ng:\nh: &x null\nnull: k\n"; string(out) != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
 }
