@@ -49,7 +49,7 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 		// fields have errors, so that one run reports every mistake.
 		found.Add(typedValues(cfg, layer.Values))
 	default:
-		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got %s %s", ConfigKind, ConfigAPIVersion, cfg.GetAPIVersion(), cfg.GetKind())
+		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got apiVersion %s, kind %s", ConfigKind, ConfigAPIVersion, quote(cfg.GetAPIVersion()), quote(cfg.GetKind()))
 		return layer, found
 	}
 	for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
