@@ -17,16 +17,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -86,28 +88,52 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
 		return exitProblem
 	}
-	if len(args) == 0 {
-		return runKRM(proc, stdin, stdout, stderr)
+	if flags.NArg() > 0 {
+		return runStandalone(proc, *configFile, flags.Args(), nil, *verbose, stdout, stderr)
 	}
-	return runStandalone(proc, *configFile, flags.Args(), *verbose, stdin, stdout, stderr)
-}
-
-// runKRM is the KRM function protocol: the ResourceList, with results, is
-// always written; the exit code says whether there were errors; errors and
-// warnings also go to stderr, because kustomize shows only stderr.
-func runKRM(proc *transform.Processor, stdin io.Reader, stdout, stderr io.Writer) int {
+	// No files: the input is on stdin. Only what it holds decides the
+	// mode: a flag such as --key-seed-file (kpt fn eval --exec "jobset-flux
+	// --key-seed-file F") must not turn a ResourceList into plain YAML
+	// whose functionConfig is ignored and whose results are lost.
 	in, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: reading stdin: %v\n", err)
 		return exitProblem
 	}
-	rl, err := fn.ParseResourceList(in)
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: the input is not a ResourceList (kind: ResourceList, items: [...]); run without arguments only from kustomize or kpt, or pass files to render plain YAML: %v\n", err)
-		return exitFailed
+	if *configFile == "" && !*verbose || isResourceList(in) {
+		if *configFile != "" {
+			fmt.Fprintf(stderr, "jobset-flux: --config is for plain YAML; a ResourceList on stdin carries its own functionConfig\n")
+			return exitUsage
+		}
+		return runKRM(proc, in, *verbose, stdout, stderr)
 	}
-	if v := resourceListVersion(in); !slices.Contains(resourceListVersions, v) {
-		fmt.Fprintf(stderr, "jobset-flux: the input ResourceList has apiVersion %s; the KRM function protocol needs apiVersion: %s\n", strconv.Quote(v), kio.ResourceListAPIVersion)
+	return runStandalone(proc, *configFile, nil, in, *verbose, stdout, stderr)
+}
+
+// isResourceList reports whether the first YAML document of in is a map
+// whose kind is ResourceList (whatever else is wrong with it: the KRM path
+// says what).
+func isResourceList(in []byte) bool {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(in)).Decode(&doc); err != nil || len(doc.Content) == 0 {
+		return false
+	}
+	root := doc.Content[0]
+	for i := 0; root.Kind == yaml.MappingNode && i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "kind" && root.Content[i+1].Value == kio.ResourceListKind {
+			return true
+		}
+	}
+	return false
+}
+
+// runKRM is the KRM function protocol: the ResourceList, with results, is
+// always written; the exit code says whether there were errors; errors and
+// warnings also go to stderr, because kustomize shows only stderr.
+func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr io.Writer) int {
+	rl, err := resourcelist.Parse(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", oneLine(clip(err.Error(), maxLine)))
 		return exitFailed
 	}
 	ok, procErr := proc.Process(rl)
@@ -121,7 +147,7 @@ func runKRM(proc *transform.Processor, stdin io.Reader, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "jobset-flux: writing stdout: %v\n", err)
 		return exitProblem
 	}
-	printResults(stderr, rl.Results, false)
+	printResults(stderr, rl.Results, verbose)
 	if procErr != nil {
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", procErr)
 		return exitProblem
@@ -132,41 +158,17 @@ func runKRM(proc *transform.Processor, stdin io.Reader, stdout, stderr io.Writer
 	return exitOK
 }
 
-// resourceListVersions are the ResourceList versions of the KRM function
-// protocol: v1, and v1alpha1 from older kpt and kustomize.
-var resourceListVersions = []string{kio.ResourceListAPIVersion, "config.kubernetes.io/v1alpha1"}
-
-// resourceListVersion returns the apiVersion of a ResourceList that
-// fn.ParseResourceList accepted (the SDK checks only its kind). Decoding
-// the input again costs as much as the SDK's parse (seconds for 100 MB),
-// so the block-style YAML that kpt and kustomize write takes a fast path:
-// one top-level line "apiVersion: <a known version>" in column 0 is
-// enough. Anything else (JSON, flow style, another value) is decoded.
-func resourceListVersion(in []byte) string {
-	var found []string
-	for line := range bytes.Lines(in) {
-		if v, ok := bytes.CutPrefix(line, []byte("apiVersion:")); ok {
-			found = append(found, strings.Trim(strings.TrimSpace(string(v)), `"'`))
-		}
-	}
-	if len(found) == 1 && slices.Contains(resourceListVersions, found[0]) {
-		return found[0]
-	}
-	var header struct {
-		APIVersion string `yaml:"apiVersion"`
-	}
-	if err := yaml.Unmarshal(in, &header); err != nil {
-		return ""
-	}
-	return header.APIVersion
-}
-
-// runStandalone renders plain YAML files (or stdin) and prints the result
-// in input order, generated objects last.
-func runStandalone(proc *transform.Processor, configFile string, paths []string, verbose bool, stdin io.Reader, stdout, stderr io.Writer) int {
+// runStandalone renders plain YAML files (or stdin, when paths is empty)
+// and prints the result in input order, generated objects last.
+func runStandalone(proc *transform.Processor, configFile string, paths []string, stdin []byte, verbose bool, stdout, stderr io.Writer) int {
 	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject()}
 	if configFile != "" {
-		items, err := readYAML(configFile, nil)
+		data, err := readFile(configFile, maxConfigFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobset-flux: --config: %v\n", err)
+			return exitUsage
+		}
+		items, err := readYAML(configFile, data)
 		if err != nil || len(items) != 1 {
 			if err == nil {
 				err = fmt.Errorf("holds %d objects, want exactly one", len(items))
@@ -191,7 +193,12 @@ func runStandalone(proc *transform.Processor, configFile string, paths []string,
 			return exitUsage
 		}
 		for _, f := range files {
-			items, err := readYAML(f, nil)
+			data, err := readFile(f, maxInputFile)
+			if err != nil {
+				fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+				return exitUsage
+			}
+			items, err := readYAML(f, data)
 			if err != nil {
 				fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
 				return exitFailed
@@ -240,24 +247,79 @@ func yamlFiles(path string) ([]string, error) {
 	return files, nil
 }
 
-// readYAML reads the objects of a multi-document YAML file (or r when not nil).
-func readYAML(name string, r io.Reader) (fn.KubeObjects, error) {
-	if r == nil {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		r = bytes.NewReader(data)
-	}
-	nodes, err := (&kio.ByteReader{Reader: r, OmitReaderAnnotations: true}).Read()
+// readYAML reads the objects of a multi-document YAML file.
+func readYAML(name string, data []byte) (fn.KubeObjects, error) {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, n := range nodes {
+		// As resourcelist.Parse does: {a} must not come out as an empty string.
+		yamltree.SpellEmptyNulls(n.YNode())
 	}
 	return fn.MoveToKubeObjects(nodes), nil
 }
 
+// Bounds of the files the command reads. A seed is a few dozen bytes, a
+// function config a few hundred; an input file may be a whole package.
+const (
+	maxSeedFile   = 4 << 10
+	maxConfigFile = 1 << 20
+	maxInputFile  = 256 << 20
+)
+
+// readFile reads a regular file of at most limit bytes. Anything else is
+// refused before it is read: /dev/zero or /dev/urandom would be read until
+// memory runs out, and a FIFO with no writer would block forever (it is
+// opened without blocking, and refused once fstat shows what it is).
+func readFile(name string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (it is a %s); give the path of a file", name, fileType(info.Mode()))
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes; at most %d are read", name, info.Size(), limit)
+	}
+	// The size can change between fstat and read: read one byte more than
+	// allowed to tell.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is more than %d bytes; at most %d are read", name, limit, limit)
+	}
+	return data, nil
+}
+
+func fileType(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m.IsDir():
+		return "directory"
+	}
+	return "special file"
+}
+
 // printResults writes errors and warnings (and infos when verbose) the way
 // kpt prints them: [severity] apiVersion/Kind/[namespace/]name field: message.
+// Every part that comes from the input is cut short: a name or an
+// annotation key may be a megabyte long.
 func printResults(w io.Writer, results fn.Results, verbose bool) {
 	for _, r := range results {
 		if r.Severity == fn.Info && !verbose {
@@ -266,38 +328,65 @@ func printResults(w io.Writer, results fn.Results, verbose bool) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "[%s]", r.Severity)
 		if ref := r.ResourceRef; ref != nil {
-			b.WriteString(" " + ref.APIVersion + "/" + ref.Kind + "/")
+			b.WriteString(" " + clip(ref.APIVersion, maxPart) + "/" + clip(ref.Kind, maxPart) + "/")
 			if ref.Namespace != "" {
-				b.WriteString(ref.Namespace + "/")
+				b.WriteString(clip(ref.Namespace, maxPart) + "/")
 			}
-			b.WriteString(ref.Name)
+			b.WriteString(clip(ref.Name, maxPart))
 		}
 		if r.Field != nil && r.Field.Path != "" {
-			b.WriteString(" " + r.Field.Path)
+			b.WriteString(" " + clip(r.Field.Path, maxPart))
 		}
-		fmt.Fprintf(w, "%s\n", oneLine(b.String()+": "+r.Message))
+		fmt.Fprintf(w, "%s\n", oneLine(b.String()+": "+clip(r.Message, maxLine)))
 	}
 }
 
-// oneLine keeps a result on one line: user text in a name, a path (an
-// annotation key) or a message must not be able to start a line of its
-// own, which could pass for another result. Control characters are
-// written as Go escapes.
+// Lengths of what printResults shows of one part of a result, and of a
+// message, in bytes.
+const (
+	maxPart = 256
+	maxLine = 4096
+)
+
+// clip cuts s to at most n bytes (on a rune boundary), saying how long it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s...(%d bytes)", s[:cut], len(s))
+}
+
+// oneLine keeps a result on one line that reads as it is stored: user
+// text in a name, a path (an annotation key) or a message must not be able
+// to start a line of its own, which could pass for another result, nor
+// reorder what a terminal shows. Every rune that is not printable (C0 and
+// C1 controls, the line and paragraph separators U+2028 and U+2029, bidi
+// controls such as U+202E, zero-width and other format characters, and
+// invalid UTF-8) is written as a Go escape.
 func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
+	if !strings.ContainsFunc(s, hidden) && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case hidden(r):
+			q := strconv.QuoteRuneToASCII(r)
 			b.WriteString(q[1 : len(q)-1])
-			continue
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
+
+func hidden(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }
 
 // loadSeed reads the key seed from --key-seed-file, JOBSET_FLUX_KEY_SEED_FILE
 // or JOBSET_FLUX_KEY_SEED. It is never a field of the committed config.
@@ -311,7 +400,7 @@ func loadSeed(flagFile string) ([]byte, error) {
 	case file != "" && inEnv && flagFile == "":
 		return nil, fmt.Errorf("both %s and %s are set; set one", transform.SeedEnv, transform.SeedFileEnv)
 	case file != "":
-		data, err := os.ReadFile(file)
+		data, err := readFile(file, maxSeedFile)
 		if err != nil {
 			return nil, fmt.Errorf("reading the key seed: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,6 +173,30 @@ func mismatchedCert(t *testing.T) string {
 	return strings.Replace(string(cert), a.PublicZ85(), b.PublicZ85(), 1)
 }
 
+// validCert returns the certificate the test seed derives for namespace/name.
+func validCert(t *testing.T, id string) string {
+	keys, err := curve.Derive([]byte(testSeed), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := keys.Certificate(id[strings.IndexByte(id, '/')+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(cert)
+}
+
+// indentBy prefixes every line of text.
+func indentBy(text, prefix string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line != "" {
+			b.WriteString(prefix + line)
+		}
+	}
+	return b.String()
+}
+
 func secretDoc(data string) string {
 	return `apiVersion: v1
 kind: Secret
@@ -201,6 +226,15 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "empty document", raw: "", exit: 1, scope: scopeList, phrase: "not a ResourceList"},
 		{name: "non-UTF-8 bytes", corrupt: replaceText("name: bad\n", "name: bad\xff\xfe\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
 		{name: "NUL byte", corrupt: replaceText("name: bad\n", "name: bad\x00\n"), exit: 1, scope: scopeList, phrase: "not a ResourceList"},
+		// Issue 14, point 9: messages instead of the SDK's internals, and the
+		// apiVersion read from the tree, not from a line of a scalar.
+		{name: "items is a number", raw: rl + "items: 5\n", exit: 1, scope: scopeList, phrase: "items is a !!int"},
+		{name: "functionConfig is a list", raw: rl + "items: []\nfunctionConfig: [a]\n", exit: 1, scope: scopeList, phrase: "functionConfig is a list"},
+		{name: "apiVersion line inside a flow scalar", raw: "{apiVersion: config.kubernetes.io/v2, kind: ResourceList, x: \"a\n\napiVersion: config.kubernetes.io/v1\n\", items: []}\n", exit: 1, scope: scopeList, phrase: "apiVersion: config.kubernetes.io/v1"},
+		{name: "two YAML documents", raw: rl + "items: []\n---\n" + rl + "items: []\n", exit: 1, scope: scopeList, phrase: "more than one YAML document"},
+		// Issue 14, point 3.
+		{name: "two items keys", corrupt: appendText("items:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n"), exit: 1, scope: scopeList, phrase: `the key "items" appears twice`},
+		{name: "two functionConfig keys", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\n", corrupt: appendText("functionConfig: {apiVersion: v1, kind: ConfigMap, data: {port: \"1\"}}\n"), exit: 1, scope: scopeList, phrase: `the key "functionConfig" appears twice`},
 		{name: "empty ResourceList", raw: rl + "items: []\n", exit: 0, scope: scopeOK},
 		{name: "ResourceList without items", raw: rl, exit: 0, scope: scopeOK},
 
@@ -267,6 +301,20 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "mount at /mnt/flux/config", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: cfg, mountPath: /mnt/flux/config}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
 		{name: "mount at /opt/software/", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: sw, mountPath: /opt/software/}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
 		{name: "mount above /mnt/flux", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: m, mountPath: /mnt}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		// Issue 14, point 9: paths are compared as the kubelet resolves them;
+		// init and app containers share one namespace of names.
+		{name: "mount at /mnt//flux/config", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: cfg, mountPath: /mnt//flux/config}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		{name: "mount at /opt/x/../software", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.volumeMounts", "[{name: sw, mountPath: /opt/x/../software}]"}}, exit: 1, field: c0 + ".volumeMounts[0].mountPath", phrase: "mount it elsewhere"},
+		{name: "app container named flux-installer", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.name", "flux-installer"}}, exit: 1, field: c0 + ".name", phrase: "rename yours"},
+		// Issue 14, point 6: only what the function wrote is taken for an
+		// earlier rendering; a command that starts with the entrypoint
+		// does not make the user's objects of its names the function's.
+		{name: "entrypoint in the command with own flux-installer and flux-config", edits: []edit{
+			{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "[/mnt/flux/config/entrypoint.sh, sh, -c, 'echo hi']"},
+			{"spec.replicatedJobs.0.template.spec.template.spec.initContainers", "[{name: flux-installer, image: busybox, command: [sh, -c, 'echo mine']}]"},
+			{"spec.replicatedJobs.0.template.spec.template.spec.volumes", "[{name: flux-config, emptyDir: {}}]"}},
+			exit: 1, field: pod0 + ".initContainers[0].name", phrase: "rename yours"},
+		{name: "entrypoint in the command alone", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "[/mnt/flux/config/entrypoint.sh, sh]"}}, exit: 1, field: c0 + ".command[0]", phrase: "remove it from the command"},
 		{name: "unknown replicated-jobs", ann: map[string]string{"flux-framework.org/replicated-jobs": "w,workers"}, exit: 1, field: ann("replicated-jobs"), phrase: "list only those"},
 		{name: "unknown container", ann: map[string]string{"flux-framework.org/container": "main"}, exit: 1, field: pod0 + ".containers", phrase: "set flux-framework.org/container to one of them"},
 		{name: "fractional GPUs", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.resources", "{limits: {nvidia.com/gpu: 1500m}}"}}, exit: 1, field: c0 + ".resources.limits[nvidia.com/gpu]", phrase: "whole number of GPUs"},
@@ -282,6 +330,10 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "invalid cores-per-node", ann: map[string]string{"flux-framework.org/cores-per-node": "99999999999999999999"}, exit: 1, field: ann("cores-per-node"), phrase: "whole number from 1 to 65536"},
 		{name: "invalid gpus-per-node", ann: map[string]string{"flux-framework.org/gpus-per-node": "-1"}, exit: 1, field: ann("gpus-per-node"), phrase: "must be from 0 to 256"},
 		{name: "invalid network-device", ann: map[string]string{"flux-framework.org/network-device": "eth0;reboot"}, exit: 1, field: ann("network-device"), phrase: "must be a network interface name"},
+		// Issue 14, point 7.
+		{name: "run-options naming a command", ann: map[string]string{"flux-framework.org/run-options": "-v /bin/echo HIJACKED"}, exit: 1, field: ann("run-options"), phrase: "flux run would take it for the command"},
+		{name: "run-options setting -N bundled", ann: map[string]string{"flux-framework.org/run-options": "-vN3"}, exit: 1, field: ann("run-options"), phrase: "must not set -N"},
+		{name: "run-options setting -n with =", ann: map[string]string{"flux-framework.org/run-options": "-n=64"}, exit: 1, field: ann("run-options"), phrase: "must not set -n"},
 		{name: "invalid port", ann: map[string]string{"flux-framework.org/port": "65536"}, exit: 1, field: ann("port"), phrase: "must be from 1 to 65535"},
 		{name: "invalid queue-policy", ann: map[string]string{"flux-framework.org/queue-policy": "FCFS"}, exit: 1, field: ann("queue-policy"), phrase: "must be one of fcfs, easy, conservative, hybrid"},
 		{name: "invalid connect-timeout", ann: map[string]string{"flux-framework.org/connect-timeout": "5 s"}, exit: 1, field: ann("connect-timeout"), phrase: "must be a duration like 5s"},
@@ -308,18 +360,23 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "interactive false with no command", ann: map[string]string{"flux-framework.org/interactive": "false"}, edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.command", "~delete"}}, exit: 1, field: c0 + ".command", phrase: "give it a command"},
 
 		// The container environment.
-		{name: "FLUX_* env with valueFrom", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", "[{name: FLUX_VIEW_IMAGE, valueFrom: {configMapKeyRef: {name: x, key: y}}}]"}}, exit: 1, field: c0 + ".env[0].value", phrase: "must be a literal value"},
+		{name: "FLUX_* env with valueFrom", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", "[{name: FLUX_VIEW_IMAGE, valueFrom: {configMapKeyRef: {name: x, key: y}}}]"}}, exit: 1, field: c0 + ".env[0].valueFrom", phrase: "must be a literal value"},
 		{name: "invalid FLUX_* env value", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", `[{name: FLUX_NETWORK_DEVICE, value: "eth0 && id"}]`}}, exit: 1, field: c0 + ".env[0].value", phrase: "must be a network interface name"},
 		{name: "conflicting FLUX_* env across replicatedJobs", edits: []edit{{"spec.replicatedJobs.0.template.spec.template.spec.containers.0.env", `[{name: FLUX_NETWORK_DEVICE, value: eth0}]`}, secondRJ("eth1")},
 			exit: 1, field: "spec.replicatedJobs[1].template.spec.template.spec.containers[0].env[0].value", phrase: "the whole instance needs one value"},
 
 		// Objects that collide with what the function generates.
-		{name: "duplicate JobSets", extra: []string{badJobSet}, exit: 1, phrase: "keep one"},
+		{name: "duplicate JobSets", extra: []string{badJobSet}, exit: 1, field: "metadata.name", phrase: "keep one"},
 		{name: "foreign ConfigMap of the generated name", extra: []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad-flux-entrypoint, namespace: default}\ndata: {a: b}\n"},
 			exit: 1, field: "metadata.name", phrase: "rename or remove it"},
 		{name: "curve Secret with bad base64", extra: []string{secretDoc("'not base64!'")}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not valid base64"},
 		{name: "curve Secret that is not a certificate", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte("hello\n")))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not a valid Flux CURVE certificate"},
 		{name: "curve Secret with mismatched keys", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(mismatchedCert(t))))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "delete the Secret"},
+		// Issue 14, point 9: the API server lets stringData win over data.
+		{name: "curve Secret whose stringData differs from a valid data", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(validCert(t, "default/bad")))) + "stringData:\n  curve.cert: |\n" + indentBy(mismatchedCert(t), "    ")},
+			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData.curve.cert", phrase: "lets stringData win"},
+		{name: "curve Secret whose stringData is invalid", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\nstringData:\n  curve.cert: |\n    hello\n"},
+			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData.curve.cert", phrase: "is not a valid Flux CURVE certificate"},
 		{name: "curve Secret without the key", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\ndata: {other: YQ==}\n"}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is missing"},
 
 		// The function config.
@@ -340,6 +397,7 @@ func catalogue(t *testing.T) []hostileCase {
 		// key that is not a string made the schema validator panic.
 		{name: "JobSetFlux with a number as a key", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nx: {0: a}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "x", phrase: "fields are named by strings"},
 		{name: "JobSetFlux with a null key", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {runOptions: [{~: a}]}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.runOptions[0]", phrase: "fields are named by strings"},
+		{name: "JobSetFlux with a list as a key", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {[a]: 1}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec", phrase: "has a key that is a list"},
 		{name: "JobSetFlux wrong apiVersion", config: "apiVersion: fn.flux-framework.org/v1\nkind: JobSetFlux\nmetadata: {name: flux}\n", exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "apiVersion", phrase: "must be fn.flux-framework.org/v1alpha1"},
 		{name: "config of another kind", config: "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: flux}\n", exit: 1, scope: scopeConfig, kind: "Deployment", ref: "flux", field: "kind", phrase: "must be a ConfigMap or a JobSetFlux"},
 	}
@@ -874,6 +932,55 @@ func TestBrokenSecretNotEchoed(t *testing.T) {
 	}
 }
 
+// Issue 14, point 4: a malformed certificate in an existing Secret is
+// reported without quoting any of it, wherever the secret key sits in it
+// and whether it is in data or stringData (at any indentation).
+func TestMalformedCertificateNotEchoed(t *testing.T) {
+	cert := validCert(t, "default/bad")
+	_, secret, _ := strings.Cut(cert, `secret-key = "`)
+	secret, _, _ = strings.Cut(secret, `"`)
+	variants := map[string]string{
+		"key line unindented":  strings.Replace(cert, "    secret-key", "secret-key", 1),
+		"key as a section":     strings.Replace(cert, "curve\n", secret+"\ncurve\n", 1),
+		"key as a key name":    strings.Replace(cert, "    secret-key = ", "    "+secret+" = ", 1),
+		"forbidden character":  strings.Replace(cert, secret, secret[:20]+","+secret[21:], 1),
+		"text after the value": strings.Replace(cert, secret+`"`, secret+`" `+secret, 1),
+	}
+	for name, text := range variants {
+		for _, where := range []string{"data", "stringData", "stringData, deeper"} {
+			t.Run(name+" in "+where, func(t *testing.T) {
+				var doc string
+				switch where {
+				case "data":
+					doc = secretDoc(base64.StdEncoding.EncodeToString([]byte(text)))
+				case "stringData":
+					doc = "apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\nstringData:\n  curve.cert: |\n" + indentBy(text, "    ")
+				default:
+					doc = "apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\nstringData:\n    curve.cert: |2\n" + indentBy(text, "          ")
+				}
+				in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(badJobSet) + indentItem(doc)
+				code, out, stderr := runFn(t, nil, in)
+				if code != 1 {
+					t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+				}
+				rl, err := fn.ParseResourceList([]byte(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				results := dumpResults(rl.Results)
+				if !strings.Contains(results, "is not a valid Flux CURVE certificate") {
+					t.Fatalf("no certificate error:\n%s", results)
+				}
+				for i := 0; i+5 <= len(secret); i++ {
+					if w := secret[i : i+5]; strings.Contains(stderr, w) || strings.Contains(results, w) {
+						t.Fatalf("key material %q is echoed:\n%s", w, stderr)
+					}
+				}
+			})
+		}
+	}
+}
+
 // bigList returns a ResourceList of n ConfigMaps, each with a value of
 // valueLen bytes, plus the Deployment and the valid JobSet.
 func bigList(n, valueLen int) []byte {
@@ -971,5 +1078,161 @@ func TestLargeResourceList(t *testing.T) {
 				t.Errorf("10x the size took %.1fx the time", float64(tb)/float64(ts))
 			}
 		})
+	}
+}
+
+// runWithin runs the command like runFn but fails the test, instead of
+// hanging, when it takes longer than d (a FIFO read blocks forever).
+func runWithin(t *testing.T, d time.Duration, args []string, stdin string) (code int, stdout, stderr string) {
+	t.Helper()
+	type result struct {
+		code         int
+		stdout, errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		c := run(args, strings.NewReader(stdin), &out, &errb)
+		done <- result{c, out.String(), errb.String()}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.stdout, r.errs
+	case <-time.After(d):
+		t.Fatalf("still running after %v", d)
+	}
+	return 0, "", ""
+}
+
+// Issue 14, point 5 (and 9 for --config and input files): files the
+// command reads are regular files of bounded size, opened without
+// blocking; a seed must also not be uniform.
+func TestSeedAndInputFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+	js := write("js.yaml", []byte(goodJobSet))
+	for _, tc := range []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		exit   int
+		phrase string
+	}{
+		{"seed file /dev/zero", nil, []string{"--key-seed-file", "/dev/zero"}, exitProblem, "not a regular file"},
+		{"seed file /dev/urandom", nil, []string{"--key-seed-file", "/dev/urandom"}, exitProblem, "not a regular file"},
+		{"seed file FIFO", nil, []string{"--key-seed-file", fifo}, exitProblem, "not a regular file (it is a FIFO)"},
+		{"seed file from the environment, FIFO", map[string]string{transform.SeedFileEnv: fifo}, nil, exitProblem, "not a regular file"},
+		{"seed file of 1 MiB", nil, []string{"--key-seed-file", write("big", bytes.Repeat([]byte("0123456789abcdef"), 1<<16))}, exitProblem, "at most 4096 are read"},
+		{"seed file of zeros", nil, []string{"--key-seed-file", write("zeros", make([]byte, 64))}, exitProblem, "too uniform"},
+		{"seed file of spaces", nil, []string{"--key-seed-file", write("spaces", bytes.Repeat([]byte(" \t"), 32))}, exitProblem, "too uniform"},
+		{"seed of one repeated pair", map[string]string{transform.SeedEnv: strings.Repeat("ab", 20)}, nil, exitProblem, "too uniform"},
+		{"config /dev/zero", nil, []string{"--config", "/dev/zero", js}, exitUsage, "not a regular file"},
+		{"config FIFO", nil, []string{"--config", fifo, js}, exitUsage, "not a regular file"},
+		{"input file FIFO", nil, []string{fifo}, exitUsage, "not a regular file"},
+		{"input file /dev/zero", nil, []string{"/dev/zero"}, exitUsage, "not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(transform.SeedEnv, "")
+			os.Unsetenv(transform.SeedEnv)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, _, stderr := runWithin(t, 10*time.Second, tc.args, empty)
+			if code != tc.exit || !strings.Contains(stderr, tc.phrase) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.exit, tc.phrase)
+			}
+		})
+	}
+	t.Run("good seed file", func(t *testing.T) {
+		os.Unsetenv(transform.SeedEnv)
+		code, _, stderr := runWithin(t, 10*time.Second, []string{"--key-seed-file", write("seed", []byte(testSeed+"\n"))}, empty)
+		if code != exitOK {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// Issue 14, point 8: only file arguments select standalone mode. A
+// ResourceList on stdin is answered as a ResourceList (its functionConfig
+// read, results written), whatever flags are given.
+func TestFlagsKeepKRMMode(t *testing.T) {
+	dir := t.TempDir()
+	seedFile := filepath.Join(dir, "seed")
+	if err := os.WriteFile(seedFile, []byte(testSeed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(goodJobSet) +
+		functionConfig("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: \"9000\"}\n")
+	for _, args := range [][]string{nil, {"--key-seed-file", seedFile}, {"-v"}, {"-v", "--key-seed-file", seedFile}} {
+		t.Run(strings.Join(append([]string{"args"}, args...), " "), func(t *testing.T) {
+			os.Unsetenv(transform.SeedEnv)
+			code, out, stderr := runWithin(t, 30*time.Second, args, in)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			rl, err := fn.ParseResourceList([]byte(out))
+			if err != nil {
+				t.Fatalf("the output is not a ResourceList: %v\n%s", err, out)
+			}
+			var cm *fn.KubeObject
+			for _, it := range rl.Items {
+				if it.GetKind() == "ConfigMap" && it.GetName() == "good-flux-entrypoint" {
+					cm = it
+				}
+			}
+			if cm == nil || !strings.Contains(cm.String(), "9000") {
+				t.Errorf("the functionConfig (port 9000) was not applied:\n%s", out)
+			}
+			if len(rl.Results) == 0 {
+				t.Errorf("no results")
+			}
+		})
+	}
+	t.Run("--config with a ResourceList", func(t *testing.T) {
+		cfg := filepath.Join(dir, "cfg.yaml")
+		if err := os.WriteFile(cfg, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := runWithin(t, 30*time.Second, []string{"--config", cfg}, in)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "carries its own functionConfig") {
+			t.Errorf("exit %d, stderr %q, %d bytes out; want a usage error", code, stderr, len(out))
+		}
+	})
+}
+
+// Issue 14, point 9: a result on stderr is one line that shows what it
+// holds: no rune that starts a line or reorders the text (U+2028, U+2029,
+// U+0085, bidi controls, zero-width characters) is written raw, and names,
+// paths and messages from the input are cut short (a 1 MB name made a
+// 1 MB line).
+func TestStderrResultsAreShortVisibleLines(t *testing.T) {
+	for _, r := range []rune{'\n', '\r', '\x1b', '\u0085', '\u2028', '\u2029', '\u202e', '\u2066', '\u200b', '\u200f', '\ufeff', '\u061c'} {
+		got := oneLine("a" + string(r) + "b")
+		if strings.ContainsRune(got, r) || !strings.HasPrefix(got, "a\\") {
+			t.Errorf("oneLine(%U) = %q", r, got)
+		}
+	}
+	if got := oneLine("a\xffb"); got != `a\xffb` {
+		t.Errorf("invalid UTF-8: %q", got)
+	}
+	if got := oneLine("naïve 名前 ok"); got != "naïve 名前 ok" {
+		t.Errorf("printable text changed: %q", got)
+	}
+	long := strings.Repeat("n", 1<<20)
+	var b bytes.Buffer
+	printResults(&b, fn.Results{{Severity: fn.Error, Message: long, ResourceRef: &fn.ResourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: long, Namespace: long}, Field: &fn.Field{Path: long}}}, false)
+	if b.Len() > 8<<10 || strings.Count(b.String(), "\n") != 1 || !strings.Contains(b.String(), "(1048576 bytes)") {
+		t.Errorf("a result of 1 MB parts printed %d bytes: %.200q", b.Len(), b.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -39,7 +40,7 @@ const (
 // and a name Flux's parser would reject, so a bad certificate fails the
 // render instead of the broker.
 func (k KeyPair) Certificate(name string) ([]byte, error) {
-	if err := checkName(name); err != nil {
+	if err := checkName(name, true); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCertificate, err)
 	}
 	if !k.consistent() {
@@ -61,16 +62,28 @@ func (k KeyPair) Certificate(name string) ([]byte, error) {
 // checkValue applies Flux's value rules, restricted to printable ASCII:
 // control characters would corrupt the line structure, and staying within
 // ASCII means a certificate never depends on how Flux treats other bytes.
-func checkValue(key, value string) error {
+// The offending character is quoted only when quote is set: for a name
+// being written (public, from the JobSet), never for a file being parsed
+// (see shown).
+func checkValue(key, value string, quote bool) error {
+	what := func(c byte, kind string) string {
+		switch {
+		case !quote:
+			return "a " + kind
+		case kind == "control character":
+			return fmt.Sprintf("%s %q", kind, string(c))
+		}
+		return strconv.Quote(string(c))
+	}
 	for i := 0; i < len(value); i++ {
 		c := value[i]
 		switch {
 		case c < ' ' || c == 0x7f:
-			return fmt.Errorf("%s contains control character %q at offset %d", key, value[i:i+1], i)
+			return fmt.Errorf("%s contains %s at offset %d", key, what(c, "control character"), i)
 		case c >= utf8.RuneSelf:
 			return fmt.Errorf("%s contains a non-ASCII byte at offset %d", key, i)
 		case strings.IndexByte(forbiddenValueChars, c) >= 0:
-			return fmt.Errorf("%s contains %q at offset %d; Flux forbids %s in values", key, value[i:i+1], i, "_ , \" ' ~ |")
+			return fmt.Errorf("%s contains %s at offset %d; Flux forbids %s in values", key, what(c, "forbidden character"), i, "_ , \" ' ~ |")
 		}
 	}
 	return nil
@@ -79,14 +92,14 @@ func checkValue(key, value string) error {
 // checkName applies the value rules and the rules specific to the
 // metadata name. Certificate and ParseCertificate share it so that every
 // certificate that parses can be written back.
-func checkName(name string) error {
+func checkName(name string, quote bool) error {
 	if name == "" {
 		return errors.New("name must not be empty (the lead broker refuses a certificate without one)")
 	}
 	if len(name) > maxNameLen {
 		return fmt.Errorf("name is %d bytes, at most %d fit on a canonical line shorter than %d bytes", len(name), maxNameLen, maxLine+1)
 	}
-	return checkValue("name", name)
+	return checkValue("name", name, quote)
 }
 
 // field is a parsed `key = "value"` line.
@@ -104,7 +117,8 @@ type field struct {
 // curve, values are printable ASCII with nothing after the closing quote,
 // and the name is at most 242 bytes.
 //
-// Errors name the line and the rule; they never contain the secret key.
+// Errors name the line and the rule; they quote no text of the
+// certificate (see shown).
 func ParseCertificate(data []byte) (KeyPair, string, error) {
 	kp, name, err := parseCertificate(data)
 	if err != nil {
@@ -140,7 +154,7 @@ func parseCertificate(data []byte) (KeyPair, string, error) {
 		if !indented {
 			name := strings.TrimRight(body, " ")
 			if name != "metadata" && name != "curve" {
-				return KeyPair{}, "", fmt.Errorf("line %d: unknown section %q (want metadata or curve)", n, truncate(name))
+				return KeyPair{}, "", fmt.Errorf("line %d: unknown section (want metadata or curve)", n)
 			}
 			if _, dup := sections[name]; dup {
 				return KeyPair{}, "", fmt.Errorf("line %d: duplicate section %s", n, name)
@@ -157,10 +171,10 @@ func parseCertificate(data []byte) (KeyPair, string, error) {
 			return KeyPair{}, "", fmt.Errorf("line %d: %w", n, err)
 		}
 		if current == "curve" && key != "public-key" && key != "secret-key" {
-			return KeyPair{}, "", fmt.Errorf("line %d: unknown key %q in curve (want public-key or secret-key)", n, key)
+			return KeyPair{}, "", fmt.Errorf("line %d: unknown key in curve (want public-key or secret-key)", n)
 		}
 		if prev, dup := sections[current][key]; dup {
-			return KeyPair{}, "", fmt.Errorf("line %d: duplicate key %s in %s (first on line %d)", n, key, current, prev.line)
+			return KeyPair{}, "", fmt.Errorf("line %d: duplicate key %s in %s (first on line %d)", n, shown(key), current, prev.line)
 		}
 		sections[current][key] = field{value: value, line: n}
 	}
@@ -173,7 +187,7 @@ func parseCertificate(data []byte) (KeyPair, string, error) {
 	if !ok {
 		return KeyPair{}, "", errors.New("metadata has no name (the lead broker refuses a certificate without one)")
 	}
-	if err := checkName(name.value); err != nil {
+	if err := checkName(name.value, false); err != nil {
 		return KeyPair{}, "", fmt.Errorf("line %d: %w", name.line, err)
 	}
 	keys, ok := sections["curve"]
@@ -194,7 +208,8 @@ func parseCertificate(data []byte) (KeyPair, string, error) {
 		}
 		raw, err := z85.Decode(f.value)
 		if err != nil {
-			return KeyPair{}, "", fmt.Errorf("line %d: %s: %w", f.line, k.name, err)
+			// Not z85's own message: it quotes the offending character.
+			return KeyPair{}, "", fmt.Errorf("line %d: %s is not valid Z85: %w", f.line, k.name, z85.ErrInvalid)
 		}
 		*k.dst = [32]byte(raw)
 	}
@@ -217,32 +232,36 @@ func parseField(body string) (key, value string, err error) {
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return "", "", fmt.Errorf("key %q: keys may contain only letters, digits, '-' and '.'", truncate(key))
+			return "", "", errors.New("keys may contain only letters, digits, '-' and '.'")
 		}
 	}
 	rest := strings.TrimLeft(body[eq+1:], " ")
 	if !strings.HasPrefix(rest, `"`) {
-		return "", "", fmt.Errorf("%s: value must be double-quoted", key)
+		return "", "", fmt.Errorf("%s: value must be double-quoted", shown(key))
 	}
 	end := strings.IndexByte(rest[1:], '"')
 	if end < 0 {
-		return "", "", fmt.Errorf("%s: value has no closing quote", key)
+		return "", "", fmt.Errorf("%s: value has no closing quote", shown(key))
 	}
 	value = rest[1 : 1+end]
 	if trailing := strings.TrimRight(rest[2+end:], " "); trailing != "" {
-		return "", "", fmt.Errorf("%s: unexpected text after the closing quote", key)
+		return "", "", fmt.Errorf("%s: unexpected text after the closing quote", shown(key))
 	}
-	if err := checkValue(key, value); err != nil {
+	if err := checkValue(shown(key), value, false); err != nil {
 		return "", "", err
 	}
 	return key, value, nil
 }
 
-// truncate shortens user text quoted in errors, which may be a whole
-// 255-byte line.
-func truncate(s string) string {
-	if len(s) > 32 {
-		return s[:32] + "..."
+// shown is how an error names a certificate key: by name when it is one
+// Flux defines, else as "a key". Text of the certificate is never quoted:
+// a malformed line may be a secret key (a stray "secret-key = ..." line,
+// or a key pasted where a section or a key name belongs), and the error
+// is printed on stderr and in the results.
+func shown(key string) string {
+	switch key {
+	case "name", "public-key", "secret-key":
+		return key
 	}
-	return s
+	return "a key"
 }

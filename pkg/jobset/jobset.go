@@ -269,7 +269,10 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 		ep := fmt.Sprintf("%s.env[%d]", path, i)
 		v := EnvVar{Name: r.str(e, "name", ep+".name"), Path: ep + ".value"}
 		v.Value = r.str(e, "value", ep+".value")
-		v.FromRef = Field(e, "valueFrom") != nil
+		if v.FromRef = Field(e, "valueFrom") != nil; v.FromRef {
+			// An error about it must point at what is written.
+			v.Path = ep + ".valueFrom"
+		}
 		c.Env = append(c.Env, v)
 	}
 	for i, m := range r.list(n, "volumeMounts", path+".volumeMounts") {

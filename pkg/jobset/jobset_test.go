@@ -84,7 +84,7 @@ func TestReadFull(t *testing.T) {
 	if c.GPUs != 3 || c.GPUPath != "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]" {
 		t.Errorf("gpus = %d from %q", c.GPUs, c.GPUPath)
 	}
-	if len(c.Env) != 2 || c.Env[0].Value != "v" || c.Env[0].FromRef || !c.Env[1].FromRef || c.Env[1].Path != c.Path+".env[1].value" {
+	if len(c.Env) != 2 || c.Env[0].Value != "v" || c.Env[0].FromRef || !c.Env[1].FromRef || c.Env[1].Path != c.Path+".env[1].valueFrom" {
 		t.Errorf("env = %+v", c.Env)
 	}
 	if !slices.Equal(w.Pod.InitContainers, []string{"init"}) || !slices.Equal(w.Pod.Volumes, []string{"data"}) || c.Mounts[0] != (Mount{"data", "/data"}) {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -166,32 +166,7 @@ func (r *reader) strings(m *yaml.Node, key, path string) []string {
 // kubectl and the API server refuse the object), so a JobSet holding one
 // must not be rendered. Aliases are not followed.
 func (r *reader) duplicates(n *yaml.Node, path string) {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			r.duplicates(c, path)
-		}
-	case yaml.MappingNode:
-		seen := make(map[string]bool, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i].Value
-			p := k
-			switch {
-			case strings.ContainsAny(k, "./[]"):
-				p = path + "[" + k + "]"
-			case path != "":
-				p = path + "." + k
-			}
-			if seen[k] {
-				r.found.Errorf(p, "appears twice in the same map; keep one (tools disagree on which one counts, and the API server refuses the object)")
-				continue
-			}
-			seen[k] = true
-			r.duplicates(n.Content[i+1], p)
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			r.duplicates(c, fmt.Sprintf("%s[%d]", path, i))
-		}
-	}
+	yamltree.Duplicates(n, path, func(p string) {
+		r.found.Errorf(p, "%s", yamltree.DuplicateMessage)
+	})
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,15 +23,6 @@ const (
 	// the number of replicated Jobs, never in the number of pods).
 	MaxBrokers = 1_000_000
 )
-
-// Unwrap returns a command with this function's entrypoint removed, and
-// whether it was there.
-func Unwrap(command []string) ([]string, bool) {
-	if len(command) > 0 && command[0] == EntrypointPath {
-		return command[1:], true
-	}
-	return command, false
-}
 
 // Build resolves the settings of one JobSet (config, then the wrapped
 // container's environment, then the JobSet's annotations), validates the
@@ -82,17 +74,10 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 	if s.CurveSecret != "" {
 		p.SecretName = s.CurveSecret
 	}
-	for _, rj := range js.ReplicatedJobs {
-		for _, c := range rj.Pod.Containers {
-			if _, wrapped := Unwrap(c.Command); wrapped {
-				p.Rendered = true
-			}
-		}
-	}
 	found.Add(checkNames(js, p))
 	found.Add(checkNetwork(js, p))
 	for i := range p.Groups {
-		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i], p.Rendered))
+		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i]))
 	}
 	found.Add(placeRanks(js, p))
 	if found.HasErrors() {
@@ -218,7 +203,7 @@ func checkNetwork(js *jobset.JobSet, p *Plan) finding.List {
 // reservedMounts are the paths the function mounts into the wrapped container.
 var reservedMounts = []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
 
-func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered bool) finding.List {
+func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group) finding.List {
 	var found finding.List
 	if errs := validation.IsDNS1035Label(rj.Name); len(errs) > 0 {
 		found.Errorf(rj.Path+".name", "a replicatedJob's name must be a DNS-1035 label (it is part of its pods' hostnames and of the Flux hostlist): %s", errs[0])
@@ -272,40 +257,53 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, rendered 
 	if pod.SetHostnameAsFQDN {
 		found.Errorf(pod.Path+".setHostnameAsFQDN", "must be false: Flux brokers find their rank by their short hostname")
 	}
-	if !rendered {
-		if i := slices.Index(pod.InitContainers, InitContainerName); i >= 0 {
-			found.Errorf(fmt.Sprintf("%s.initContainers[%d].name", pod.Path, i), "init container name %q is reserved by jobset-flux; rename yours", InitContainerName)
+	// The function's own earlier rendering was removed before the JobSet
+	// was read (by its whole shape, not by name): what is left with one of
+	// its names is the user's, and would collide with what it adds.
+	if i := slices.Index(pod.InitContainers, InitContainerName); i >= 0 {
+		found.Errorf(fmt.Sprintf("%s.initContainers[%d].name", pod.Path, i), "init container name %q is reserved by jobset-flux; rename yours", InitContainerName)
+	}
+	for i := range pod.Containers {
+		// Init and app containers share one namespace of names.
+		if pod.Containers[i].Name == InitContainerName {
+			found.Errorf(pod.Containers[i].Path+".name", "container name %q is reserved by jobset-flux (its init container); rename yours", InitContainerName)
 		}
-		for i, v := range pod.Volumes {
-			if slices.Contains(ReservedVolumes, v) {
-				found.Errorf(fmt.Sprintf("%s.volumes[%d].name", pod.Path, i), "volume name %q is reserved by jobset-flux; rename yours", v)
-			}
+	}
+	for i, v := range pod.Volumes {
+		if slices.Contains(ReservedVolumes, v) {
+			found.Errorf(fmt.Sprintf("%s.volumes[%d].name", pod.Path, i), "volume name %q is reserved by jobset-flux; rename yours", v)
 		}
 	}
 	c := &pod.Containers[g.Container]
 	for i, m := range c.Mounts {
 		path := fmt.Sprintf("%s.volumeMounts[%d]", c.Path, i)
-		ours := rendered && slices.Contains(ReservedVolumes, m.Name)
 		switch {
-		case ours:
-		case !rendered && slices.Contains(ReservedVolumes, m.Name):
+		case slices.Contains(ReservedVolumes, m.Name):
 			found.Errorf(path+".name", "volume name %q is reserved by jobset-flux; rename yours", m.Name)
-		case strings.TrimRight(m.MountPath, "/") == ShmDir:
+		case cleanPath(m.MountPath) == ShmDir:
 			g.OwnShm = true
 		case slices.ContainsFunc(reservedMounts, func(r string) bool { return overlaps(m.MountPath, r) }):
 			found.Errorf(path+".mountPath", "%q overlaps a path jobset-flux mounts (%s); mount it elsewhere", m.MountPath, strings.Join(reservedMounts, ", "))
 		}
 	}
-	g.Command, _ = Unwrap(c.Command)
+	if len(c.Command) > 0 && c.Command[0] == EntrypointPath {
+		found.Errorf(c.Path+".command[0]", "is the jobset-flux entrypoint, but the pod holds no rendering by jobset-flux (its flux-installer init container, volumes and mounts as the function writes them); remove it from the command, the function adds it")
+	}
+	g.Command = c.Command
 	g.PodSeccomp = pod.SeccompProfile
 	return found
 }
 
-// overlaps reports whether one path is the other or inside it.
+// overlaps reports whether one path is the other or inside it, as the
+// kubelet resolves them (/mnt//flux/config and /opt/x/../software are
+// the paths the function mounts).
 func overlaps(a, b string) bool {
-	a, b = strings.TrimRight(a, "/")+"/", strings.TrimRight(b, "/")+"/"
+	a, b = strings.TrimRight(cleanPath(a), "/")+"/", strings.TrimRight(cleanPath(b), "/")+"/"
 	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
 }
+
+// cleanPath is a mount path with repeated slashes, "." and ".." resolved.
+func cleanPath(p string) string { return path.Clean("/" + p) }
 
 // placeRanks numbers the pods in rank order (group by group, in the order
 // groupHosts gives), writes each group's compact hostlist and checks

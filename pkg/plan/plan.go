@@ -149,9 +149,6 @@ type Plan struct {
 	// ShmSize is the sizeLimit of the /dev/shm emptyDir ("" for none).
 	ShmSize string
 
-	// Rendered is true when the JobSet carries an earlier rendering by this
-	// function, which the render removes before applying this plan.
-	Rendered bool
 	// SetDNSHostnames and SetPublishNotReady fill unset spec.network fields.
 	SetDNSHostnames, SetPublishNotReady bool
 }

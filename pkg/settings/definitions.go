@@ -299,9 +299,46 @@ func parseNameList(raw string) ([]string, error) {
 // still strict so nothing surprising ends up on flux run's command line.
 var runOptionPattern = lazyRegexp(`^[A-Za-z0-9_./:=,+@-]{1,256}$`)
 
-// Options that the function computes itself and must not be given twice.
-var computedRunOptions = []string{"-N", "-n", "-c", "-g", "--nodes", "--ntasks", "--cores-per-task", "--gpus-per-task", "--tasks-per-node", "--gpus-per-node", "--cores-per-node"}
+// runOption is a flux run option that run-options may give.
+type runOption struct {
+	short byte // 0 when it has none
+	long  string
+	value bool // takes a value: -o VALUE, -oVALUE, -o=VALUE, --setopt VALUE, --setopt=VALUE
+}
 
+// runOptions are the flux run options run-options accepts. Any other word
+// is refused rather than passed on: flux run parses its options with
+// Python's argparse, which also accepts an abbreviation of a long option
+// (--node=3 for --nodes=3) and bundled short flags (-vN3 for -v -N 3),
+// so only exact spellings of known options can be checked.
+var runOptions = []runOption{
+	{'o', "setopt", true}, {'S', "setattr", true}, {'t', "time-limit", true},
+	{'q', "queue", true}, {'B', "bank", true}, {0, "urgency", true},
+	{0, "job-name", true}, {0, "env", true}, {0, "env-remove", true},
+	{0, "env-file", true}, {0, "rlimit", true}, {0, "input", true},
+	{0, "output", true}, {0, "error", true}, {0, "cwd", true},
+	{0, "flags", true}, {0, "requires", true}, {0, "taskmap", true},
+	{0, "add-file", true}, {0, "conf", true}, {0, "signal", true},
+	{0, "begin-time", true}, {0, "dependency", true},
+	{'u', "unbuffered", false}, {'l', "label-io", false}, {'v', "verbose", false},
+	{'x', "exclusive", false}, {0, "quiet", false}, {0, "debug", false},
+}
+
+// computedRunOptions are the options that set what the function computes
+// (the instance's nodes and tasks, and each task's cores and GPUs): given
+// again in any spelling they would override it.
+var computedRunOptions = []runOption{
+	{'N', "nodes", true}, {'n', "ntasks", true}, {'c', "cores-per-task", true},
+	{'g', "gpus-per-task", true}, {0, "cores", true}, {0, "tasks-per-node", true},
+	{0, "tasks-per-core", true}, {0, "gpus-per-node", true}, {0, "cores-per-node", true},
+}
+
+const computedMessage = "the function computes it from tasks-per-node, cores-per-node and gpus-per-node"
+
+// parseRunOptions checks run-options as flux run would read them: every
+// word is an option, or the value of the option before it; no word is a
+// command (a positional word would become the program flux runs: "-v
+// /bin/echo HIJACKED" ran /bin/echo instead of the user's command).
 func parseRunOptions(raw string) ([]string, error) {
 	// Only spaces separate words: a newline or tab is an error, not a
 	// separator, so an accepted value never holds a control character.
@@ -312,21 +349,106 @@ func parseRunOptions(raw string) ([]string, error) {
 	if len(words) > 64 {
 		return nil, fmt.Errorf("has %d words; at most 64 are allowed", len(words))
 	}
-	if !strings.HasPrefix(words[0], "-") {
-		return nil, fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", quote(words[0]))
-	}
 	for _, w := range words {
 		if !runOptionPattern().MatchString(w) {
 			return nil, fmt.Errorf("word %s may only contain letters, digits and _ . / : = , + @ -", quote(w))
 		}
-		if w == "--" {
+	}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		var needValue bool
+		var err error
+		switch {
+		case w == "--":
 			return nil, errors.New(`must not contain "--": the function adds it before your command`)
+		case strings.HasPrefix(w, "--"):
+			needValue, err = longRunOption(w)
+		case strings.HasPrefix(w, "-") && len(w) > 1:
+			needValue, err = shortRunOptions(w)
+		case i == 0:
+			return nil, fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", quote(w))
+		default:
+			return nil, fmt.Errorf("word %s is not an option nor the value of one; flux run would take it for the command to run (give values as -o VALUE or --option=VALUE)", quote(w))
 		}
-		for _, c := range computedRunOptions {
-			if w == c || (strings.HasPrefix(w, c) && (strings.HasPrefix(c, "--") && strings.HasPrefix(w, c+"=") || !strings.HasPrefix(c, "--") && len(w) > 2 && w[2] >= '0' && w[2] <= '9')) {
-				return nil, fmt.Errorf("must not set %s: the function computes it from tasks-per-node, cores-per-node and gpus-per-node", c)
+		if err != nil {
+			return nil, err
+		}
+		if needValue {
+			if i+1 == len(words) || strings.HasPrefix(words[i+1], "-") {
+				return nil, fmt.Errorf("option %s needs a value that does not start with -", quote(w))
 			}
+			i++
 		}
 	}
 	return words, nil
+}
+
+// longRunOption checks --name or --name=value and reports whether the
+// value is the next word.
+func longRunOption(w string) (needValue bool, err error) {
+	name, value, hasValue := strings.Cut(w[2:], "=")
+	for _, o := range computedRunOptions {
+		if o.long == name {
+			return false, fmt.Errorf("must not set --%s: %s", name, computedMessage)
+		}
+	}
+	for _, o := range runOptions {
+		if o.long != name {
+			continue
+		}
+		switch {
+		case !o.value && hasValue:
+			return false, fmt.Errorf("option --%s takes no value, got %s", name, quote(w))
+		case o.value && hasValue && (value == "" || strings.HasPrefix(value, "-")):
+			return false, fmt.Errorf("option --%s needs a value that does not start with -", name)
+		}
+		return o.value && !hasValue, nil
+	}
+	return false, fmt.Errorf("%s is not a flux run option run-options accepts (%s; write long options in full)", quote("--"+name), allowedRunOptions())
+}
+
+// shortRunOptions checks a word of bundled short options (-ux, -o VALUE,
+// -oVALUE, -o=VALUE, -vo VALUE) and reports whether the value is the next
+// word.
+func shortRunOptions(w string) (needValue bool, err error) {
+	for i := 1; i < len(w); i++ {
+		c := w[i]
+		for _, o := range computedRunOptions {
+			if o.short != 0 && o.short == c {
+				return false, fmt.Errorf("must not set -%c: %s", c, computedMessage)
+			}
+		}
+		var opt *runOption
+		for j := range runOptions {
+			if runOptions[j].short != 0 && runOptions[j].short == c {
+				opt = &runOptions[j]
+			}
+		}
+		if opt == nil {
+			return false, fmt.Errorf("-%c (in %s) is not a flux run option run-options accepts (%s)", c, quote(w), allowedRunOptions())
+		}
+		if opt.value {
+			rest := strings.TrimPrefix(w[i+1:], "=")
+			if rest == "" {
+				return true, nil
+			}
+			if strings.HasPrefix(rest, "-") {
+				return false, fmt.Errorf("option -%c needs a value that does not start with -", c)
+			}
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+func allowedRunOptions() string {
+	var names []string
+	for _, o := range runOptions {
+		n := "--" + o.long
+		if o.short != 0 {
+			n = "-" + string(o.short) + "/" + n
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, " ")
 }

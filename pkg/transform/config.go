@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -30,6 +31,9 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 	if cfg == nil || cfg.IsEmpty() {
 		return layer, found
 	}
+	if found = duplicateKeys(nodeOf(cfg)); len(found) > 0 {
+		return layer, found
+	}
 	switch {
 	case cfg.GetKind() == "ConfigMap" && (cfg.GetAPIVersion() == "v1" || cfg.GetAPIVersion() == ""):
 		found.Add(configMapData(cfg, layer.Values))
@@ -45,7 +49,7 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List
 		// fields have errors, so that one run reports every mistake.
 		found.Add(typedValues(cfg, layer.Values))
 	default:
-		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got %s %s", ConfigKind, ConfigAPIVersion, cfg.GetAPIVersion(), cfg.GetKind())
+		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got apiVersion %s, kind %s", ConfigKind, ConfigAPIVersion, quote(cfg.GetAPIVersion()), quote(cfg.GetKind()))
 		return layer, found
 	}
 	for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
@@ -74,19 +78,19 @@ func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.L
 	case data.Kind == yaml.ScalarNode && data.ShortTag() == "!!null":
 		return found
 	case data.Kind != yaml.MappingNode:
-		found.Errorf("data", "must map setting names to string values, got %s", nodeKind(data))
+		found.Errorf("data", "must map setting names to string values, got %s", yamltree.Describe(data))
 		return found
 	}
 	for i := 0; i+1 < len(data.Content); i += 2 {
 		k, v := deref(data.Content[i]), deref(data.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
-			found.Errorf("data", "has a key that is %s, not a setting name; the keys are setting names such as port or view-image", nodeKind(k))
+			found.Errorf("data", "has a key that is %s, not a setting name; the keys are setting names such as port or view-image", yamltree.Describe(k))
 			continue
 		}
 		path := "data." + k.Value
 		switch {
 		case v.Kind != yaml.ScalarNode:
-			found.Errorf(path, "must be a string (quote numbers and booleans), got %s", nodeKind(v))
+			found.Errorf(path, "must be a string (quote numbers and booleans), got %s", yamltree.Describe(v))
 		case v.ShortTag() == "!!null":
 			values[k.Value] = settings.Raw{Value: "", Path: path}
 		default:
@@ -101,19 +105,6 @@ func deref(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
-}
-
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a map"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	if n.ShortTag() == "!!null" {
-		return "null"
-	}
-	return "a " + n.ShortTag()
 }
 
 // schemaMismatch starts the message of every error in the shape of a
@@ -133,6 +124,20 @@ const schemaMismatch = ConfigKind + " does not match the schema in krmfunction.y
 // render about 4 ms of start-up, most of the function's own start-up.
 func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
 	var found finding.List
+	// A key that is a list or a map cannot be decoded into a Go map at
+	// all ("invalid map key: []interface {}{...}"): report it at its path.
+	var complexKey string
+	yamltree.Walk(nodeOf(cfg), "", func(n *yaml.Node, path string) {
+		for i := 0; complexKey == "" && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if k := deref(n.Content[i]); k.Kind != yaml.ScalarNode {
+				complexKey = path
+				found.Errorf(path, "has a key that is %s: %s fields are named by strings", yamltree.Describe(k), ConfigKind)
+			}
+		}
+	})
+	if complexKey != "" {
+		return found
+	}
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(cfg.String()), &obj); err != nil {
 		// The decoder's errors span lines; a result is one line.

@@ -46,7 +46,8 @@ func TestTypedConfigErrors(t *testing.T) {
 		{"empty list of a setting that needs one", []string{"spec: {replicatedJobs: []}"}, "spec.replicatedJobs", "must list at least one item; remove the field to get the default"},
 		{"value out of the schema's bounds", []string{"spec: {tasksPerNode: 0}"}, "spec.tasksPerNode", "invalid tasks-per-node: must be from 1 to 4096, got 0"},
 		{"value past the schema's maxLength", []string{"spec: {networkDevice: abcdefghijklmnop}"}, "spec.networkDevice", "invalid network-device: must be a network interface name"},
-		{"unreadable", []string{"spec: {port: 1, port: 2}"}, "", `cannot read the JobSetFlux config: yaml: unmarshal errors: line 4: mapping key "port" already defined at line 4`},
+		// A key written twice is refused with its path before the config is decoded.
+		{"duplicate key", []string{"spec: {port: 1, port: 2}"}, "spec.port", "appears twice in the same map"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

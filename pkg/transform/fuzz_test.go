@@ -4,6 +4,7 @@ package transform_test
 // testdata/fuzz/<target>/); to fuzz, one target at a time:
 //
 //	go test -run='^$' -fuzz='^FuzzProcess$' -fuzztime=10m ./pkg/transform
+//	go test -run='^$' -fuzz='^FuzzStructure$' -fuzztime=10m ./pkg/transform
 //	go test -run='^$' -fuzz='^FuzzSettings$' -fuzztime=10m ./pkg/transform
 //	go test -run='^$' -fuzz='^FuzzConfig$' -fuzztime=10m ./pkg/transform
 //
@@ -12,8 +13,10 @@ package transform_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -21,8 +24,11 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // fzExamples returns the examples' JobSets and configs wrapped into
@@ -107,11 +113,12 @@ func fzCheckGenerated(t *testing.T, rl *fn.ResourceList) {
 	}
 }
 
-// FuzzProcess feeds arbitrary bytes to the command's KRM path (parse the
-// ResourceList, Process, write it). It must never panic; the output is
-// always a ResourceList that parses back; a successful render is
-// idempotent: rendering its output again gives the same items, byte for
-// byte.
+// FuzzProcess feeds arbitrary bytes to the command's KRM path
+// (resourcelist.Parse, Process, Sort, Encode). It must never panic; the
+// output always parses back as a ResourceList with every item; items the
+// function does not render mean what they meant (decoded, with aliases and
+// merge keys resolved); every generated broker.toml parses; rendering the
+// output again changes no item, byte for byte.
 func FuzzProcess(f *testing.F) {
 	for _, l := range fzExamples(f) {
 		f.Add(l)
@@ -124,46 +131,272 @@ func FuzzProcess(f *testing.F) {
 		rl + "items:\n- apiVersion: jobset.x-k8s.io/v1alpha2\n  kind: JobSet\n  metadata: {name: a, annotations: {flux-framework.org/enabled: \"true\"}}\n  spec: {replicatedJobs: [{name: w, replicas: 1000, template: {spec: {completions: 1000, template: {spec: {containers: [{name: c, command: [x]}]}}}}}]}\n",
 		rl + "items:\n- &a {apiVersion: v1, kind: ConfigMap, metadata: {name: a-flux-entrypoint}}\n- *a\n",
 		rl + "functionConfig: {apiVersion: v1, kind: ConfigMap, data: {port: [1]}}\n",
+		// Issue 14: anchors, aliases and merge keys across and inside items,
+		// duplicate keys at every level.
+		rl + "items:\n- {apiVersion: v1, kind: Secret, metadata: {name: z}, data: &s {k: dg==}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: *s}\n",
+		rl + "items:\n- apiVersion: jobset.x-k8s.io/v1alpha2\n  kind: JobSet\n  metadata: {name: a, annotations: {flux-framework.org/enabled: \"true\"}}\n  spec: {replicatedJobs: [{name: w, template: &t {spec: {template: {spec: {containers: [{name: c, image: b, command: &cmd [run]}, {name: d, image: b, command: *cmd}]}}}}}, {name: v, template: *t}]}\n- {apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {spec: {containers: [{name: d, image: b, command: *cmd}]}}}}\n",
+		rl + "items:\n- apiVersion: jobset.x-k8s.io/v1alpha2\n  kind: JobSet\n  metadata: {name: a, annotations: {flux-framework.org/enabled: \"true\"}}\n  spec: {replicatedJobs: [{name: w, template: {spec: {template: {spec: {<<: {hostNetwork: true}, containers: [{<<: &c {name: c, image: b}}]}}}}}]}\n",
+		rl + "items:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, labels: {x: a, x: b}}}\nitems: []\n",
+		rl + "functionConfig: &f {apiVersion: v1, kind: ConfigMap, metadata: {name: f}, data: {port: \"9000\"}}\nitems:\n- *f\n",
 	} {
 		f.Add([]byte(s))
 	}
 	p := hProcessor(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		rl, err := fn.ParseResourceList(in)
-		if err != nil {
-			return // the command reports it and exits 1
-		}
-		ok, err := p.Process(rl)
-		if err != nil {
-			t.Fatalf("Process failed on its own: %v", err)
-		}
-		out, err := rl.ToYAML()
-		if err != nil {
-			// kyaml cannot write some parsed documents back (e.g. odd
-			// tags); the command reports it and exits 3.
-			return
-		}
-		back, err := fn.ParseResourceList(out)
-		if err != nil {
-			t.Fatalf("the output is not a ResourceList: %v\n%s", err, out)
-		}
-		if len(back.Items) != len(rl.Items) {
-			t.Fatalf("%d items written, %d read back", len(rl.Items), len(back.Items))
-		}
-		if !ok {
-			return
-		}
-		fzCheckGenerated(t, back)
-		first := fzItems(t, back)
-		back.Results = nil
-		ok, err = p.Process(back)
-		if err != nil || !ok {
-			t.Fatalf("rendering the output again failed: %v\n%s", err, hDump(back))
-		}
-		if second := fzItems(t, back); !bytes.Equal(first, second) {
-			t.Fatalf("not idempotent:\n--- first\n%s\n--- second\n%s", first, second)
-		}
+		fzRenderTwice(t, p, in)
 	})
+}
+
+// fzRenderTwice checks the invariants of FuzzProcess and FuzzStructure.
+func fzRenderTwice(t *testing.T, p *transform.Processor, in []byte) {
+	rl, err := resourcelist.Parse(in)
+	if err != nil {
+		return // the command reports it and exits 1
+	}
+	n := len(rl.Items)
+	ok, err := p.Process(rl)
+	if err != nil {
+		t.Fatalf("Process failed on its own: %v", err)
+	}
+	resourcelist.Sort(rl.Items)
+	out, err := resourcelist.Encode(rl)
+	if err != nil {
+		// kyaml cannot write some parsed documents back (e.g. odd
+		// tags); the command reports it and exits 3.
+		return
+	}
+	back, err := resourcelist.Parse(out)
+	if err != nil {
+		t.Fatalf("the output is not a ResourceList: %v\n%s", err, out)
+	}
+	if len(back.Items) != len(rl.Items) || len(rl.Items) < n {
+		t.Fatalf("%d items in, %d written, %d read back", n, len(rl.Items), len(back.Items))
+	}
+	if want, ok := fzUntouched(in); ok {
+		got, ok := fzUntouched(out)
+		if !ok {
+			t.Fatalf("the output does not decode, the input did:\n%s", out)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("items the function does not render changed meaning:\n--- in\n%s\n--- out\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
+	}
+	if ok {
+		fzCheckGenerated(t, back)
+	}
+	fzCheckWrappedOnce(t, back)
+	first := fzItems(t, back)
+	back.Results = nil
+	again, err := p.Process(back)
+	if err != nil || ok && !again {
+		t.Fatalf("rendering the output again failed: %v\n%s", err, hDump(back))
+	}
+	if second := fzItems(t, back); !bytes.Equal(first, second) {
+		t.Fatalf("not idempotent:\n--- first\n%s\n--- second\n%s", first, second)
+	}
+}
+
+// fzUntouched decodes a ResourceList's text as a consumer reads it
+// (aliases and merge keys resolved) and returns, sorted, the items the
+// function never changes: all but flux-enabled JobSets and objects
+// labelled as made by jobset-flux. It reports false when the text does
+// not decode (a duplicate key, which the function refuses).
+func fzUntouched(text []byte) ([]string, bool) {
+	var doc struct {
+		Items []any `yaml:"items"`
+	}
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return nil, false
+	}
+	var out []string
+	for _, it := range doc.Items {
+		m, _ := it.(map[string]any)
+		meta, _ := m["metadata"].(map[string]any)
+		ann, _ := meta["annotations"].(map[string]any)
+		labels, _ := meta["labels"].(map[string]any)
+		if m["kind"] == "JobSet" && ann != nil && ann[settings.EnabledAnnotation] != nil || labels != nil && labels[plan.ManagedByLabel] == plan.ManagedByValue {
+			continue
+		}
+		out = append(out, fmt.Sprint(it))
+	}
+	slices.Sort(out)
+	return out, true
+}
+
+// fzCheckWrappedOnce checks that no pod template holds more than one
+// flux-installer init container and no command starts with the
+// entrypoint twice: an edit through an alias, or a re-render, doubled
+// them.
+func fzCheckWrappedOnce(t *testing.T, rl *fn.ResourceList) {
+	t.Helper()
+	for _, it := range rl.Items {
+		if it.GetKind() != "JobSet" {
+			continue
+		}
+		text := it.String()
+		if strings.Contains(text, plan.EntrypointPath+", "+plan.EntrypointPath) || strings.Contains(text, "- "+plan.EntrypointPath+"\n") && strings.Count(text, "- "+plan.EntrypointPath+"\n") > strings.Count(text, "name: "+plan.InitContainerName) {
+			t.Fatalf("a command is wrapped twice:\n%s", text)
+		}
+		var obj struct {
+			Spec struct {
+				ReplicatedJobs []struct {
+					Template struct {
+						Spec struct {
+							Template struct {
+								Spec struct {
+									InitContainers []struct {
+										Name any `yaml:"name"`
+									} `yaml:"initContainers"`
+								} `yaml:"spec"`
+							} `yaml:"template"`
+						} `yaml:"spec"`
+					} `yaml:"template"`
+				} `yaml:"replicatedJobs"`
+			} `yaml:"spec"`
+		}
+		if yaml.Unmarshal([]byte(text), &obj) != nil {
+			continue
+		}
+		for i, rj := range obj.Spec.ReplicatedJobs {
+			n := 0
+			for _, c := range rj.Template.Spec.Template.Spec.InitContainers {
+				if c.Name == plan.InitContainerName {
+					n++
+				}
+			}
+			if n > 1 {
+				t.Fatalf("replicatedJob %d of %s has %d %s init containers", i, it.GetName(), n, plan.InitContainerName)
+			}
+		}
+	}
+}
+
+// FuzzStructure builds whole ResourceLists from the fuzzer's bytes, so
+// that every input is YAML that parses and reaches the function: a few
+// ConfigMaps, Deployments and selected JobSets in flow style, whose
+// values the bytes make anchored, aliases of any earlier anchor (in the
+// same item or another, or in the functionConfig), merge keys and
+// duplicate keys. The invariants are FuzzProcess's.
+func FuzzStructure(f *testing.F) {
+	for _, s := range []string{"", "\x00", "\x02\x01\x02\x03", "\x02\x02\x05\x01\x02\x03\x04", "\x03\x01\x02\x01\x02\x02\x03\x03\x04", "\x02\x02\x02\x02\x02\x02\x04\x04\x04\x04"} {
+		f.Add([]byte(s))
+	}
+	p := hProcessor(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fzRenderTwice(t, p, []byte(fzBuild(data)))
+	})
+}
+
+// fzGen turns bytes into choices (past the end every choice is 0) and
+// writes YAML in text order, so that an alias only ever names an anchor
+// whose node is already complete before it.
+type fzGen struct {
+	data    []byte
+	anchors int
+	done    []int
+}
+
+func (g *fzGen) pick(n int) int {
+	if len(g.data) == 0 {
+		return 0
+	}
+	c := int(g.data[0]) % n
+	g.data = g.data[1:]
+	return c
+}
+
+// node writes body, or body with an anchor, or an alias of an earlier
+// complete anchor.
+func (g *fzGen) node(body func() string) string {
+	switch g.pick(4) {
+	case 1:
+		g.anchors++
+		n := g.anchors
+		text := fmt.Sprintf("&a%d %s", n, body())
+		g.done = append(g.done, n)
+		return text
+	case 2:
+		if len(g.done) > 0 {
+			return fmt.Sprintf("*a%d", g.done[g.pick(len(g.done))])
+		}
+	}
+	return body()
+}
+
+// mapping writes a flow map of the pairs fields writes, which may end
+// with a merge key (of an earlier anchor) or with its first key again.
+func (g *fzGen) mapping(fields func() string) string {
+	return g.node(func() string {
+		body := fields()
+		switch g.pick(4) {
+		case 1:
+			if len(g.done) > 0 {
+				body += fmt.Sprintf(", <<: *a%d", g.done[g.pick(len(g.done))])
+			}
+		case 2:
+			if k, _, ok := strings.Cut(body, ":"); ok {
+				body += ", " + k + ": dup"
+			}
+		}
+		return "{" + body + "}"
+	})
+}
+
+func (g *fzGen) scalar(v string) string { return g.node(func() string { return v }) }
+
+func (g *fzGen) command() string { return g.node(func() string { return `[sleep, "1"]` }) }
+
+func fzBuild(data []byte) string {
+	g := &fzGen{data: data}
+	var b strings.Builder
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n")
+	if g.pick(2) == 1 {
+		b.WriteString("functionConfig: " + g.mapping(func() string {
+			return "apiVersion: v1, kind: ConfigMap, metadata: {name: f}, data: " + g.mapping(func() string { return `tasks-per-node: "1"` })
+		}) + "\n")
+	}
+	b.WriteString("items:\n")
+	for i := range 1 + g.pick(4) {
+		var item string
+		switch g.pick(3) {
+		case 0:
+			item = g.mapping(func() string {
+				meta := g.mapping(func() string { return fmt.Sprintf("name: cm%d", i) })
+				return "apiVersion: v1, kind: ConfigMap, metadata: " + meta + ", data: " + g.mapping(func() string { return "k: " + g.scalar("v") })
+			})
+		case 1:
+			item = g.mapping(func() string {
+				c := g.mapping(func() string { return "name: c, image: busybox, command: " + g.command() })
+				return fmt.Sprintf("apiVersion: apps/v1, kind: Deployment, metadata: {name: d%d}, spec: {template: {spec: {containers: [%s]}}}", i, c)
+			})
+		default:
+			item = g.mapping(func() string {
+				ann := g.mapping(func() string { return `flux-framework.org/enabled: "true"` })
+				var rjs []string
+				for j := range 1 + g.pick(2) {
+					tmpl := g.mapping(func() string {
+						return "spec: " + g.mapping(func() string {
+							return "completions: 2, template: " + g.mapping(func() string {
+								return "spec: " + g.mapping(func() string {
+									var containers []string
+									for k := range 1 + g.pick(2) {
+										containers = append(containers, g.mapping(func() string {
+											return fmt.Sprintf("name: c%d, image: busybox, command: %s", k, g.command())
+										}))
+									}
+									return "containers: [" + strings.Join(containers, ", ") + "]"
+								})
+							})
+						})
+					})
+					rjs = append(rjs, fmt.Sprintf("{name: w%d, template: %s}", j, tmpl))
+				}
+				return fmt.Sprintf("apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, metadata: {name: js%d, annotations: %s}, spec: {replicatedJobs: [%s]}", i, ann, strings.Join(rjs, ", "))
+			})
+		}
+		b.WriteString("- " + item + "\n")
+	}
+	return b.String()
 }
 
 // FuzzSettings checks every setting's validator on arbitrary strings: it

@@ -24,6 +24,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -1068,4 +1069,385 @@ func hSkipOrFail(t *testing.T, why string) {
 		t.Fatalf("%s (required in CI)", why)
 	}
 	t.Skipf("%s: skipping; CI=true makes this a failure", why)
+}
+
+// hKRM is the command's whole KRM path: resourcelist.Parse, Process,
+// Sort and Encode. err is Parse's (the command exits 1 and writes nothing).
+func hKRM(t testing.TB, p *transform.Processor, in []byte) (rl *fn.ResourceList, ok bool, out []byte, err error) {
+	t.Helper()
+	rl, err = resourcelist.Parse(in)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	ok, perr := p.Process(rl)
+	if perr != nil {
+		t.Fatalf("Process: %v", perr)
+	}
+	resourcelist.Sort(rl.Items)
+	out, err = resourcelist.Encode(rl)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	return rl, ok, out, nil
+}
+
+// hMeaning decodes every item of a ResourceList's text to plain values
+// (aliases and merge keys resolved, as a consumer reads them), by
+// Kind/name.
+func hMeaning(t testing.TB, text []byte) map[string]any {
+	t.Helper()
+	var doc struct {
+		Items []map[string]any `yaml:"items"`
+	}
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		t.Fatalf("the text does not parse: %v\n%s", err, text)
+	}
+	m := map[string]any{}
+	for _, it := range doc.Items {
+		meta, _ := it["metadata"].(map[string]any)
+		m[fmt.Sprintf("%v/%v", it["kind"], meta["name"])] = it
+	}
+	return m
+}
+
+const hRLHead = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+
+// hJobSetItem is a selected JobSet as a ResourceList item; spec is its
+// spec, indented for the item.
+func hJobSetItem(name, annotations, spec string) string {
+	return `- apiVersion: jobset.x-k8s.io/v1alpha2
+  kind: JobSet
+  metadata:
+    name: ` + name + `
+    annotations: {flux-framework.org/enabled: "true"` + annotations + `}
+  spec:
+` + spec
+}
+
+// Issue 14, point 1: an alias whose anchor is in another item (or in the
+// functionConfig) is written out as a copy, so the output always parses
+// (items are sorted and written one by one: an alias could come before
+// its anchor) and no edit of one item shows through another.
+func TestAliasesAcrossItems(t *testing.T) {
+	p := hProcessor(t)
+	for _, tc := range []struct {
+		name, in string
+		// untouched items must mean what they meant in the input
+		untouched []string
+		check     func(t *testing.T, got map[string]any)
+	}{
+		{
+			name: "ConfigMap sorted before the anchor's item, no JobSet",
+			in: hRLHead + `- {apiVersion: v1, kind: Secret, metadata: {name: a}, data: &shared {k: dg==}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: z}, data: *shared}
+`,
+			untouched: []string{"Secret/a", "ConfigMap/z"},
+		},
+		{
+			name: "Deployment aliasing a JobSet's command",
+			in: hRLHead + hJobSetItem("js", "", `    replicatedJobs:
+    - name: w
+      template:
+        spec:
+          template:
+            spec:
+              containers:
+              - name: app
+                image: busybox
+                command: &cmd [sleep, "1"]
+`) + `- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: d}
+  spec: {template: {spec: {containers: [{name: d, image: busybox, command: *cmd}]}}}
+`,
+			untouched: []string{"Deployment/d"},
+			check: func(t *testing.T, got map[string]any) {
+				cmd := fmt.Sprint(got["JobSet/js"].(map[string]any)["spec"])
+				if !strings.Contains(cmd, plan.EntrypointPath) {
+					t.Errorf("the JobSet was not wrapped: %s", cmd)
+				}
+			},
+		},
+		{
+			name: "item aliasing the functionConfig",
+			in: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n" +
+				"functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: flux}, data: &cfg {port: \"8050\"}}\n" +
+				"items:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: *cfg}\n",
+			untouched: []string{"ConfigMap/a"},
+		},
+		{
+			name:      "item that is itself an alias",
+			in:        hRLHead + "- &a {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {k: v}}\n- *a\n",
+			untouched: []string{"ConfigMap/a"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := hMeaning(t, []byte(tc.in))
+			rl, ok, out, err := hKRM(t, p, []byte(tc.in))
+			if err != nil || !ok {
+				t.Fatalf("refused: %v %s", err, hDump(rl))
+			}
+			got := hMeaning(t, out)
+			for _, id := range tc.untouched {
+				if fmt.Sprint(got[id]) != fmt.Sprint(want[id]) {
+					t.Errorf("%s changed meaning:\nwant %v\ngot  %v", id, want[id], got[id])
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, got)
+			}
+			_, ok, again, err := hKRM(t, p, out)
+			if err != nil || !ok || !bytes.Equal(hItemsOnly(again), hItemsOnly(out)) {
+				t.Errorf("a second render changed the output (err %v):\n%s\n---\n%s", err, out, again)
+			}
+		})
+	}
+}
+
+// hItemsOnly cuts the results off an encoded ResourceList.
+func hItemsOnly(out []byte) []byte {
+	if i := bytes.Index(out, []byte("\nresults:\n")); i >= 0 {
+		return out[:i+1]
+	}
+	return out
+}
+
+// hPod returns replicatedJob i's pod spec of a rendered JobSet's meaning.
+func hPod(t *testing.T, js any, i int) map[string]any {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("replicatedJob %d has no pod spec: %v", i, r)
+		}
+	}()
+	rj := js.(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)[i]
+	return rj.(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+}
+
+// hWraps counts the flux-installer init containers of a pod spec and
+// returns each container's command.
+func hWraps(pod map[string]any) (installers int, commands [][]any) {
+	for _, c := range asList(pod["initContainers"]) {
+		if c.(map[string]any)["name"] == plan.InitContainerName {
+			installers++
+		}
+	}
+	for _, c := range asList(pod["containers"]) {
+		cmd, _ := c.(map[string]any)["command"].([]any)
+		commands = append(commands, cmd)
+	}
+	return installers, commands
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// Issue 14, point 2: aliases inside a selected JobSet are expanded before
+// it is read and edited (each use gets its own copy, edited or not as
+// its place asks), and merge keys are refused with their path: never a
+// render that exits 0 with the wrong result.
+func TestAliasesAndMergeKeysInsideJobSet(t *testing.T) {
+	p := hProcessor(t)
+	rj := func(name, template string) string {
+		return "    - name: " + name + "\n      template: " + template + "\n"
+	}
+	const tmpl = `{spec: {template: {spec: {containers: [{name: app, image: busybox, command: [sleep, "1"]}]}}}}`
+	for _, tc := range []struct {
+		name, annotations, spec string
+		// wrapped[i]: replicatedJob i must be wrapped (once) or not at all
+		wrapped []bool
+		// sidecar: container 1 of replicatedJob 0 must keep this command
+		sidecar []any
+		// errPath: the JobSet is refused with an error at this path
+		errPath string
+	}{
+		{name: "selected replicatedJob whose template is an alias", spec: rj("w", "&t "+tmpl) + rj("v", "*t"), wrapped: []bool{true, true}},
+		{name: "unselected replicatedJob sharing an anchor", annotations: `, flux-framework.org/replicated-jobs: w`, spec: rj("w", "&t "+tmpl) + rj("v", "*t"), wrapped: []bool{true, false}},
+		{name: "unselected replicatedJob holding the anchor", annotations: `, flux-framework.org/replicated-jobs: v`, spec: rj("w", "&t "+tmpl) + rj("v", "*t"), wrapped: []bool{false, true}},
+		{name: "sidecar sharing the command", spec: rj("w", `{spec: {template: {spec: {containers: [{name: app, image: busybox, command: &cmd [sleep, "1"]}, {name: side, image: busybox, command: *cmd}]}}}}`), wrapped: []bool{true}, sidecar: []any{"sleep", "1"}},
+		{name: "container from a merge key", spec: rj("w", `{spec: {template: {spec: {containers: [{<<: {name: app, image: busybox, command: [run]}}]}}}}`),
+			errPath: "spec.replicatedJobs[0].template.spec.template.spec.containers[0].<<"},
+		{name: "hostNetwork from a merge key", spec: rj("w", `{spec: {template: {spec: {<<: {hostNetwork: true}, containers: [{name: app, image: busybox}]}}}}`),
+			errPath: "spec.replicatedJobs[0].template.spec.template.spec.<<"},
+		{name: "merge key of an alias", spec: rj("w", `{spec: {template: {spec: &pod {containers: [{name: app, image: busybox}]}}}}`) + rj("v", `{spec: {template: {spec: {<<: *pod, hostNetwork: false}}}}`),
+			errPath: "spec.replicatedJobs[1].template.spec.template.spec.<<"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := hRLHead + hJobSetItem("js", tc.annotations, "    replicatedJobs:\n"+tc.spec)
+			rl, ok, out, err := hKRM(t, p, []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.errPath != "" {
+				if ok {
+					t.Fatalf("rendered:\n%s", out)
+				}
+				if errs := hErrors(rl); len(errs) != 1 || errs[0].Field == nil || errs[0].Field.Path != tc.errPath || !strings.Contains(errs[0].Message, "write the merged fields out") {
+					t.Errorf("want one error at %s; got %s", tc.errPath, hDump(rl))
+				}
+				if got, want := hMeaning(t, out)["JobSet/js"], hMeaning(t, []byte(in))["JobSet/js"]; fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("the refused JobSet changed")
+				}
+				if hFind(rl, "ConfigMap", "js"+plan.ConfigMapSuffix) != nil {
+					t.Errorf("a ConfigMap was generated for a refused JobSet")
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("refused: %s", hDump(rl))
+			}
+			js := hMeaning(t, out)["JobSet/js"]
+			for i, want := range tc.wrapped {
+				installers, cmds := hWraps(hPod(t, js, i))
+				wrapped := len(cmds[0]) > 0 && cmds[0][0] == plan.EntrypointPath
+				if want && (installers != 1 || !wrapped || len(cmds[0]) > 1 && cmds[0][1] == plan.EntrypointPath) || !want && (installers != 0 || wrapped) {
+					t.Errorf("replicatedJob %d: %d installers, command %v; want wrapped=%v once", i, installers, cmds[0], want)
+				}
+			}
+			if tc.sidecar != nil {
+				if _, cmds := hWraps(hPod(t, js, 0)); fmt.Sprint(cmds[1]) != fmt.Sprint(tc.sidecar) {
+					t.Errorf("sidecar command %v, want %v", cmds[1], tc.sidecar)
+				}
+			}
+			_, ok, again, err := hKRM(t, p, out)
+			if err != nil || !ok || !bytes.Equal(hItemsOnly(again), hItemsOnly(out)) {
+				t.Errorf("a second render changed the output (err %v):\n%s\n---\n%s", err, out, again)
+			}
+		})
+	}
+}
+
+// Issue 14, point 3: a key written twice is refused wherever it is: at the
+// top of the ResourceList (the whole input: the second items list was
+// dropped, the first functionConfig won), in the functionConfig (the
+// whole input), in any item (an error on that item, with the path).
+func TestDuplicateKeysEverywhere(t *testing.T) {
+	p := hProcessor(t)
+	cm := "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {k: v}}\n"
+	for _, tc := range []struct {
+		name, in, phrase string
+	}{
+		{"two items keys", hRLHead + cm + "items:\n" + cm, `"items" appears twice`},
+		{"two functionConfig keys", hRLHead + cm + "functionConfig: {apiVersion: v1, kind: ConfigMap, data: {port: \"1\"}}\nfunctionConfig: {apiVersion: v1, kind: ConfigMap}\n", `"functionConfig" appears twice`},
+		{"two kind keys", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nkind: ResourceList\nitems: []\n", `"kind" appears twice`},
+		{"key twice in the functionConfig", hRLHead + cm + "functionConfig: {apiVersion: v1, kind: ConfigMap, data: {port: \"1\", port: \"2\"}}\n", "functionConfig.data.port appears twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, err := hKRM(t, p, []byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.phrase) {
+				t.Errorf("err = %v, want one saying %s", err, tc.phrase)
+			}
+		})
+	}
+	t.Run("key twice in an untouched item", func(t *testing.T) {
+		in := hRLHead + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, labels: {x: a, x: b}}}\n"
+		rl, ok, _, err := hKRM(t, p, []byte(in))
+		if err != nil || ok {
+			t.Fatalf("accepted (err %v)", err)
+		}
+		errs := hErrors(rl)
+		if len(errs) != 1 || errs[0].ResourceRef == nil || errs[0].ResourceRef.Name != "a" || errs[0].Field == nil || errs[0].Field.Path != "metadata.labels.x" {
+			t.Errorf("want one error on ConfigMap a at metadata.labels.x; got %s", hDump(rl))
+		}
+	})
+}
+
+// hTwice renders in twice (the second time on the first's output) and
+// returns both outputs' items.
+func hTwice(t *testing.T, in string) (first, second []byte) {
+	t.Helper()
+	p := hProcessor(t)
+	rl, ok, out, err := hKRM(t, p, []byte(in))
+	if err != nil || !ok {
+		t.Fatalf("first render refused (%v): %s", err, hDump(rl))
+	}
+	rl, ok, again, err := hKRM(t, p, out)
+	if err != nil || !ok {
+		t.Fatalf("second render refused (%v): %s", err, hDump(rl))
+	}
+	return hItemsOnly(out), hItemsOnly(again)
+}
+
+// Issue 14, points 6 and 9: a re-render removes only what the function
+// itself added (recognised by its whole shape), so it changes nothing:
+// an unselected replicatedJob's own flux-config volume survived the
+// first render and was deleted by the second; a flow-style command: []
+// came back in block style; a /dev//shm mount got a second /dev/shm.
+func TestRerenderChangesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, annotations, spec string
+		check                   func(t *testing.T, js any)
+	}{
+		{
+			name:        "unselected replicatedJob with its own flux-config volume",
+			annotations: `, flux-framework.org/replicated-jobs: w`,
+			spec: `    - name: w
+      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, command: [run]}]}}}}
+    - name: v
+      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, volumeMounts: [{name: flux-config, mountPath: /cfg}]}], volumes: [{name: flux-config, configMap: {name: mine}}]}}}}
+`,
+			check: func(t *testing.T, js any) {
+				if vols := fmt.Sprint(hPod(t, js, 1)["volumes"]); !strings.Contains(vols, "mine") {
+					t.Errorf("the user's flux-config volume is gone: %s", vols)
+				}
+			},
+		},
+		{
+			name: "empty flow-style command",
+			spec: "    - name: w\n      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, command: []}]}}}}\n",
+		},
+		{
+			name: "no command",
+			spec: "    - name: w\n      template: {spec: {template: {spec: {containers: [{name: app, image: busybox}]}}}}\n",
+		},
+		{
+			name: "own /dev//shm",
+			spec: "    - name: w\n      template: {spec: {template: {spec: {containers: [{name: app, image: busybox, volumeMounts: [{name: shm, mountPath: /dev//shm}]}], volumes: [{name: shm, emptyDir: {medium: Memory}}]}}}}\n",
+			check: func(t *testing.T, js any) {
+				mounts := fmt.Sprint(asList(hPod(t, js, 0)["containers"])[0].(map[string]any)["volumeMounts"])
+				if strings.Contains(mounts, plan.ShmVolume) {
+					t.Errorf("a second /dev/shm was mounted: %s", mounts)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first, second := hTwice(t, hRLHead+hJobSetItem("js", tc.annotations, "    replicatedJobs:\n"+tc.spec))
+			if !bytes.Equal(first, second) {
+				t.Errorf("the second render changed the output:\n%s\n---\n%s", first, second)
+			}
+			if tc.check != nil {
+				tc.check(t, hMeaning(t, second)["JobSet/js"])
+			}
+		})
+	}
+}
+
+// Aliases that cannot be expanded are refused, quickly: an alias inside
+// its own anchor (which yaml.v3's node parser accepts), and a "billion
+// laughs" of aliases of aliases across items.
+func TestAliasCycleAndLaughs(t *testing.T) {
+	p := hProcessor(t)
+	in := hRLHead + hJobSetItem("js", "", "    replicatedJobs:\n    - name: w\n      template: {spec: {template: {spec: {containers: &c [{name: app, image: b, command: [run], args: *c}]}}}}\n")
+	start := time.Now()
+	rl, ok, _, err := hKRM(t, p, []byte(in))
+	if err != nil || ok {
+		t.Fatalf("a cycle was accepted (err %v)", err)
+	}
+	if errs := hErrors(rl); len(errs) != 1 || !strings.Contains(errs[0].Message, "refers to a node that contains it") {
+		t.Errorf("want one error about the cycle, got %s", hDump(rl))
+	}
+	var laughs strings.Builder
+	laughs.WriteString(hRLHead + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: l0}, data: &l0 {k: v}}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&laughs, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: l%d}, data: &l%d {a: *l%d, b: *l%d, c: *l%d, d: *l%d, e: *l%d, f: *l%d, g: *l%d, h: *l%d}}\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	if _, _, _, err := hKRM(t, p, []byte(laughs.String())); err == nil || !strings.Contains(err.Error(), "too many nodes") {
+		t.Errorf("billion laughs: err = %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
 }

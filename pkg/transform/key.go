@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 
@@ -47,33 +48,45 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 	return cert, jobsetFound, nil
 }
 
-// checkSecret validates a CURVE Secret found in the input.
+// checkSecret validates a CURVE Secret found in the input. The API server
+// merges stringData over data, so the certificate the pods get is
+// stringData's when both hold one: that is the one checked, and the two
+// must agree (a valid data hid an invalid or foreign stringData).
 func checkSecret(s *fn.KubeObject) finding.List {
 	var found finding.List
-	field := "data." + plan.CertKey
 	fix := "fix it, or delete the Secret so that a new one is generated"
-	value, ok, err := s.NestedString("data", plan.CertKey)
-	var cert []byte
+	dataField, plainField := "data."+plan.CertKey, "stringData."+plan.CertKey
+	value, inData, dataErr := s.NestedString("data", plan.CertKey)
+	plain, inPlain, plainErr := s.NestedString("stringData", plan.CertKey)
+	var fromData []byte
 	switch {
-	case err != nil:
-		found.Errorf(field, "must be a base64 string; %s", fix)
+	case dataErr != nil:
+		found.Errorf(dataField, "must be a base64 string; %s", fix)
+	case inData:
+		var err error
+		if fromData, err = base64.StdEncoding.DecodeString(value); err != nil {
+			found.Errorf(dataField, "is not valid base64; %s", fix)
+		}
+	}
+	switch {
+	case plainErr != nil:
+		found.Errorf(plainField, "must be a string; %s", fix)
+	case inPlain && inData && dataErr == nil && fromData != nil && plain != string(fromData):
+		found.Errorf(plainField, "differs from %s; the API server lets stringData win, so the pods would get this one: keep the certificate in %s only", dataField, dataField)
+	}
+	if found.HasErrors() {
 		return found
-	case ok:
-		cert, err = base64.StdEncoding.DecodeString(value)
-		if err != nil {
-			found.Errorf(field, "is not valid base64; %s", fix)
-			return found
-		}
-	default:
-		plain, ok, err := s.NestedString("stringData", plan.CertKey)
-		if err != nil || !ok {
-			found.Errorf(field, "is missing: the Secret must hold the certificate under key %s; %s", plan.CertKey, fix)
-			return found
-		}
-		field, cert = "stringData."+plan.CertKey, []byte(plain)
+	}
+	field, cert := dataField, fromData
+	switch {
+	case inPlain:
+		field, cert = plainField, []byte(plain)
+	case !inData:
+		found.Errorf(dataField, "is missing: the Secret must hold the certificate under key %s; %s", plan.CertKey, fix)
+		return found
 	}
 	if _, _, err := curve.ParseCertificate(cert); err != nil {
-		// The parser's message never includes key material.
+		// The parser's message never quotes the certificate.
 		found.Errorf(field, "is not a valid Flux CURVE certificate (%v); %s", err, fix)
 	}
 	return found
@@ -81,3 +94,37 @@ func checkSecret(s *fn.KubeObject) finding.List {
 
 // ErrSeedTooShort is returned for a seed below curve.MinSeedLen bytes.
 var ErrSeedTooShort = fmt.Errorf("the key seed must hold at least %d bytes of secret material (make one with: head -c 32 /dev/urandom | base64)", curve.MinSeedLen)
+
+// ErrSeedWeak is returned for a seed of enough bytes but too few
+// different ones: all one byte (a file of zeros), white space only, a
+// short pattern repeated.
+var ErrSeedWeak = fmt.Errorf("the key seed is too uniform to be secret: it needs at least %d different bytes, not only white space (make one with: head -c 32 /dev/urandom | base64)", minSeedDistinct)
+
+// minSeedDistinct is the fewest different bytes a seed may hold. It is a
+// floor against accidents (an empty or zeroed file padded out, a
+// placeholder), not an entropy estimate: 32 random bytes in base64 hold
+// about 25 different characters, in hex about 16.
+const minSeedDistinct = 8
+
+// checkSeed refuses a seed that is too short or obviously not random.
+// The messages never show the seed.
+func checkSeed(seed []byte) error {
+	if len(seed) < curve.MinSeedLen {
+		return ErrSeedTooShort
+	}
+	if len(bytes.TrimSpace(seed)) == 0 {
+		return ErrSeedWeak
+	}
+	var seen [256]bool
+	distinct := 0
+	for _, c := range seed {
+		if !seen[c] {
+			seen[c] = true
+			distinct++
+		}
+	}
+	if distinct < minSeedDistinct {
+		return ErrSeedWeak
+	}
+	return nil
+}

@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -123,25 +122,6 @@ func ensureSeq(m *yaml.Node, key string) *yaml.Node {
 	v := sequence()
 	set(m, key, v, "")
 	return v
-}
-
-// removeNamed drops list items whose name is in names, and the list when
-// it ends up empty.
-func removeNamed(m *yaml.Node, key string, names []string) {
-	list := get(m, key)
-	if list == nil || list.Kind != yaml.SequenceNode {
-		return
-	}
-	kept := list.Content[:0]
-	for _, item := range list.Content {
-		if n := get(item, "name"); n == nil || !slices.Contains(names, n.Value) {
-			kept = append(kept, item)
-		}
-	}
-	list.Content = kept
-	if len(kept) == 0 {
-		remove(m, key)
-	}
 }
 
 // quoteAmbiguous double-quotes plain string scalars that YAML 1.1 reads as

@@ -44,8 +44,10 @@ type Processor struct {
 
 // New checks the options and returns the processor.
 func New(opts Options) (*Processor, error) {
-	if opts.Seed != nil && len(opts.Seed) < 32 {
-		return nil, ErrSeedTooShort
+	if opts.Seed != nil {
+		if err := checkSeed(opts.Seed); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Random == nil {
 		opts.Random = rand.Reader
@@ -76,11 +78,17 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	index := newIndex(rl.Items)
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
+		if dup := duplicateKeys(nodeOf(item)); len(dup) > 0 {
+			// Passed through as it is, like any item with an error; a
+			// JobSet among them is not rendered.
+			reports = append(reports, report{item, dup})
+			continue
+		}
 		if !selected(item, &reports) {
 			continue
 		}
 		if index.duplicate(item) {
-			reports = append(reports, report{item, finding.List{{Severity: finding.Error,
+			reports = append(reports, report{item, finding.List{{Severity: finding.Error, Path: "metadata.name",
 				Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
 			continue
 		}
@@ -159,6 +167,13 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *in
 	}()
 
 	rn := item.CopyToResourceNode()
+	found.Add(resolveStructure(rn.YNode()))
+	if found.HasErrors() {
+		return out
+	}
+	// What an earlier run added goes first, so that what is read and
+	// checked is only what the user wrote.
+	stripRendering(rn.YNode())
 	js, f := jobset.Read(rn)
 	found.Add(f)
 	if found.HasErrors() {

@@ -1,0 +1,64 @@
+package transform
+
+import (
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// duplicateKeys reports every key written twice in one map under n, with
+// its path. Readers disagree on which one counts (this function's node
+// reader and the SDK take the first, sigs.k8s.io/yaml and the API server
+// refuse the object, other tools take the last), so an object holding one
+// means different things to different tools: it is an error in any item,
+// not only in a JobSet the function renders.
+func duplicateKeys(n *yaml.Node) finding.List {
+	var found finding.List
+	yamltree.Duplicates(n, "", func(path string) {
+		found.Errorf(path, "%s", yamltree.DuplicateMessage)
+	})
+	return found
+}
+
+// maxAliasNodes bounds the nodes that expanding the aliases of one JobSet
+// may add (see yamltree.ErrTooLarge).
+const maxAliasNodes = 1 << 20
+
+// resolveStructure makes a JobSet's copy safe to read and edit: every
+// alias is replaced by a copy of its target, so that an edit lands where
+// it is read (through an alias it landed in the shared target: a
+// replicatedJob whose template was *t stayed unwrapped, a sidecar sharing
+// the command got a second broker). Merge keys are refused with their
+// path instead of being merged: YAML 1.2 has none, readers merge
+// differently, and this function's reader would not see the merged fields
+// at all (<<: {hostNetwork: true} passed the hostNetwork check).
+func resolveStructure(root *yaml.Node) finding.List {
+	var found finding.List
+	yamltree.Walk(root, "", func(n *yaml.Node, path string) {
+		if yamltree.IsMergeKey(n) {
+			found.Errorf(path, "is a YAML merge key, which jobset-flux does not read in a JobSet it renders (YAML 1.2 has no merge keys and tools merge differently); write the merged fields out in this map")
+		}
+	})
+	if found.HasErrors() || !yamltree.HasAlias(root) {
+		return found
+	}
+	ex := &yamltree.Expander{Budget: maxAliasNodes}
+	if err := ex.ExpandIf(root, func(*yaml.Node) bool { return true }); err != nil {
+		found.Errorf("", "cannot expand the JobSet's aliases (%v; at most %d nodes are copied); write the repeated parts out", err, maxAliasNodes)
+		return found
+	}
+	// No alias refers to an anchor any more.
+	yamltree.ClearAnchors(root)
+	return found
+}
+
+// nodeOf returns the YAML node of obj itself, to be read without being
+// changed. The SDK offers only a deep copy (CopyToResourceNode), which
+// for every item of a large list costs about as much as parsing it again;
+// moving the node out and back leaves obj as it was.
+func nodeOf(obj *fn.KubeObject) *yaml.Node {
+	n := obj.MoveToResourceNode().YNode()
+	*obj = *fn.MoveToKubeObject(yaml.NewRNode(n))
+	return n
+}
