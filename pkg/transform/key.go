@@ -35,6 +35,12 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 	var err error
 	if p.opts.Seed != nil {
 		keys, err = curve.Derive(p.opts.Seed, pl.Namespace+"/"+pl.Name)
+		if pl.Namespace == "" {
+			// The key is derived from namespace/name: without a namespace,
+			// the same overlay applied to two namespaces gives both
+			// instances one key, and either can join the other.
+			jobsetFound.Warnf("metadata.namespace", "is not set, so the CURVE key is derived from the JobSet's name alone and every namespace this render is applied to shares it; set the namespace before jobset-flux runs (kustomize: namespace: in the kustomization that lists jobset-flux under transformers, whose builtin transformers run first) or set flux-framework.org/curve-secret")
+		}
 	} else {
 		keys, err = curve.Generate(p.opts.Random)
 		jobsetFound.Warnf("", "generated a random CURVE key, so every render gives a different Secret (GitOps tools will show a diff each time); set %s (or %s) to a secret of at least %d bytes kept outside the package to make renders reproducible, or set flux-framework.org/curve-secret to a Secret you manage", SeedEnv, SeedFileEnv, curve.MinSeedLen)

@@ -18,6 +18,7 @@ items:
   kind: JobSet
   metadata:
     name: two
+    namespace: team
     annotations:
       flux-framework.org/enabled: "true"
   spec:
@@ -198,5 +199,31 @@ func TestErrorsAndWarningsNotMerged(t *testing.T) {
 	}
 	if len(resultsOn(rl, "two", fn.Info)) != 1 || len(resultsOn(rl, "two", fn.Error))+len(resultsOn(rl, "two", fn.Warning)) != 0 {
 		t.Errorf("the good JobSet should have one info and nothing else:\n%s", hDump(rl))
+	}
+}
+
+// A seeded key is derived from namespace/name: a JobSet without a namespace
+// gets a warning at metadata.namespace (one key for every namespace it is
+// applied to); one with a namespace does not.
+func TestNamespacelessSeededKeyWarns(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		warn     bool
+	}{
+		{"with a namespace", twoJobs, false},
+		{"without", strings.Replace(twoJobs, "    namespace: team\n", "", 1), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rl, ok, _ := hRun(t, hProcessor(t), []byte(tc.in))
+			if !ok {
+				t.Fatalf("render failed:\n%s", hDump(rl))
+			}
+			warnings := resultsOn(rl, "two", fn.Warning)
+			got := len(warnings) == 1 && warnings[0].Field != nil && warnings[0].Field.Path == "metadata.namespace" &&
+				strings.Contains(warnings[0].Message, "every namespace this render is applied to shares it")
+			if got != tc.warn || (!tc.warn && len(warnings) != 0) {
+				t.Errorf("warnings %v, want the namespace warning: %v", hDump(rl), tc.warn)
+			}
+		})
 	}
 }
