@@ -227,3 +227,47 @@ func TestNamespacelessSeededKeyWarns(t *testing.T) {
 		})
 	}
 }
+
+// Generated objects whose JobSet is gone or no longer selected are removed
+// (kpt wrote them into the package); lookalikes that hold anything the
+// function would not write are kept.
+func TestOrphansPruned(t *testing.T) {
+	generated := func(kind, name, owner, body string) string {
+		return "- apiVersion: v1\n  kind: " + kind + "\n  metadata:\n    name: " + name + "\n    namespace: team\n    labels:\n      app.kubernetes.io/managed-by: jobset-flux\n      flux-framework.org/jobset: " + owner + "\n" + body
+	}
+	cert := "  data:\n    curve.cert: Y2VydA==\n"
+	in := twoJobs +
+		generated("ConfigMap", "gone-flux-entrypoint", "gone", "  data:\n    init.sh: x\n") +
+		generated("Secret", "gone-flux-curve", "gone", cert) +
+		generated("Secret", "gone-flux-curve-copy", "gone", cert) + // not the generated name
+		generated("Secret", "mine-flux-curve", "mine", "  data:\n    curve.cert: Y2VydA==\n    other: eA==\n") +
+		generated("Secret", "other-flux-curve", "other", cert+"  stringData:\n    curve.cert: x\n") +
+		generated("ConfigMap", "off-flux-entrypoint", "off", "  data:\n    init.sh: x\n") +
+		"- apiVersion: jobset.x-k8s.io/v1alpha2\n  kind: JobSet\n  metadata:\n    name: off\n    namespace: team\n    annotations:\n      flux-framework.org/enabled: \"false\"\n  spec:\n    replicatedJobs: []\n"
+	rl, ok, _ := hRun(t, hProcessor(t), []byte(in))
+	if !ok {
+		t.Fatalf("render failed:\n%s", hDump(rl))
+	}
+	names := map[string]bool{}
+	for _, item := range rl.Items {
+		names[item.GetName()] = true
+	}
+	for name, want := range map[string]bool{
+		"gone-flux-entrypoint": false, "gone-flux-curve": false, "off-flux-entrypoint": false,
+		"gone-flux-curve-copy": true, "mine-flux-curve": true, "other-flux-curve": true,
+		"two-flux-entrypoint": true, "two-flux-curve": true, "off": true,
+	} {
+		if names[name] != want {
+			t.Errorf("%s in the output: %v, want %v", name, names[name], want)
+		}
+	}
+	removed := 0
+	for _, r := range rl.Results {
+		if strings.HasPrefix(r.Message, "removed: jobset-flux generated this") && r.Severity == fn.Info {
+			removed++
+		}
+	}
+	if removed != 3 {
+		t.Errorf("%d removal infos, want 3:\n%s", removed, hDump(rl))
+	}
+}

@@ -107,6 +107,7 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 		}
 	}
 	rl.Items = append(rl.Items, added...)
+	rl.Items = pruneOrphans(rl.Items, &reports)
 	for _, r := range reports {
 		if r.found.HasErrors() {
 			return false, nil
