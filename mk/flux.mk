@@ -6,7 +6,9 @@
 # minutes cold on 2 CPUs), then reused from ~/.cache/jobset-flux until the
 # tarballs or the script change. Needs root.
 
-FLUX_SRC ?= $(abspath $(CURDIR)/../shared/flux-src)
+# The sources sit beside the repository (../shared/flux-src); a clone made
+# elsewhere on the project's machines finds them at /work/shared/flux-src.
+FLUX_SRC ?= $(firstword $(wildcard $(abspath $(CURDIR)/../shared/flux-src) /work/shared/flux-src) $(abspath $(CURDIR)/../shared/flux-src))
 
 INTEGRATION_TESTS += test-flux
 
