@@ -35,8 +35,9 @@ $(BIN)/jobset-flux: $(shell find fn pkg -name '*.go' -o -name '*.tmpl' -o -name 
 unit: build
 	go test -count=1 ./...
 
-## lint: gofmt, go vet, staticcheck.
+## lint: gofmt, go vet, staticcheck; no tracked file over 1 MiB.
 lint: $(BIN)/staticcheck
+	hack/check-large-files.sh
 	@test -z "$$(gofmt -l fn pkg)" || { gofmt -l fn pkg; echo 'gofmt: files above need formatting'; exit 1; }
 	go vet ./...
 	$(BIN)/staticcheck ./...
