@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 	"time"
 
 	"github.com/argoproj/gitops-engine/pkg/utils/kube"
@@ -56,7 +58,7 @@ type layout struct {
 
 func repoLayout(t *testing.T) layout {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := testsupport.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +85,7 @@ func repoLayout(t *testing.T) layout {
 	}
 	if len(missing) > 0 {
 		msg := fmt.Sprintf("missing executables %v: run `make test-argocd` in %s (it builds all three)", missing, root)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testsupport.SkipOrFail(t, "%s", msg)
 	}
 	return l
 }
@@ -470,10 +469,7 @@ func TestDiscovery(t *testing.T) {
 func TestPluginScriptShellcheck(t *testing.T) {
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("shellcheck not found (.ci/install-system-deps installs it)")
-		}
-		t.Skip("shellcheck not found")
+		testsupport.SkipOrFail(t, "shellcheck not found (.ci/install-system-deps installs it)")
 	}
 	out, err := exec.Command(sc, "--shell=sh", filepath.Join("..", "..", "deploy", "argocd", "jobset-flux-cmp")).CombinedOutput()
 	if err != nil {
@@ -537,18 +533,8 @@ func firstDifference(t *testing.T, got, want map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gl, wl := strings.Split(string(gy), "\n"), strings.Split(string(wy), "\n")
-	for i := 0; i < len(gl) || i < len(wl); i++ {
-		var a, b string
-		if i < len(gl) {
-			a = gl[i]
-		}
-		if i < len(wl) {
-			b = wl[i]
-		}
-		if a != b {
-			return fmt.Sprintf("line %d of the sorted YAML:\n  got:  %s\n  want: %s", i+1, a, b)
-		}
+	if d := testsupport.FirstDifference(string(gy), string(wy)); d != "no difference" {
+		return "sorted YAML, " + d
 	}
 	return "(no line differs; types differ)"
 }
