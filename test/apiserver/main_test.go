@@ -13,9 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
-	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/apiserver/internal/cluster"
 

@@ -20,9 +20,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
-	"time"
 
 	"github.com/argoproj/gitops-engine/pkg/utils/kube"
 	grpc_retry "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"

@@ -14,9 +14,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
-	"time"
 )
 
 // maxImageSize is the size budget of the image (uncompressed, as the

@@ -36,9 +36,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
-	"time"
 )
 
 // seedEnv is the variable the function reads its key seed from.

@@ -14,9 +14,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
-	"time"
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/z85"
