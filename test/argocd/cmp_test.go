@@ -47,8 +47,10 @@ const rpcTimeout = 2 * time.Minute
 
 type layout struct {
 	root       string // repository root
-	bin        string // root/bin: kustomize, jobset-flux, argocd-cmp-server
-	pluginDir  string // root/deploy/argocd: plugin.yaml and jobset-flux-cmp
+	bin        string // root/bin, or the sidecar image's usr/local/bin: kustomize, jobset-flux
+	pluginDir  string // root/deploy/argocd: plugin.yaml, jobset-flux-cmp, repo-server-patch.yaml
+	configDir  string // the plugin.yaml served: pluginDir's, or the sidecar image's
+	scriptDir  string // where jobset-flux-cmp is: pluginDir, or the image's usr/local/bin
 	examples   string // root/examples
 	testdata   string // this package's testdata
 	cmpServer  string
@@ -67,18 +69,32 @@ func repoLayout(t *testing.T) layout {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(root, "bin")
+	pluginDir := filepath.Join(root, "deploy", "argocd")
 	l := layout{
 		root:       root,
 		bin:        bin,
-		pluginDir:  filepath.Join(root, "deploy", "argocd"),
+		pluginDir:  pluginDir,
+		configDir:  pluginDir,
+		scriptDir:  pluginDir,
 		examples:   filepath.Join(root, "examples"),
 		testdata:   testdata,
 		cmpServer:  filepath.Join(bin, "argocd-cmp-server"),
 		kustomize:  filepath.Join(bin, "kustomize"),
 		jobsetFlux: filepath.Join(bin, "jobset-flux"),
 	}
+	// SIDECAR_ROOT: files copied out of the sidecar image (make
+	// test-argocd-image). The image's kustomize, jobset-flux, script and
+	// plugin.yaml are then the ones under test; argocd-cmp-server is not in
+	// the image (Argo CD's init container provides it) and stays bin/'s.
+	if sr := os.Getenv("SIDECAR_ROOT"); sr != "" {
+		l.bin = filepath.Join(sr, "usr", "local", "bin")
+		l.scriptDir = l.bin
+		l.configDir = filepath.Join(sr, "home", "argocd", "cmp-server", "config")
+		l.kustomize = filepath.Join(l.bin, "kustomize")
+		l.jobsetFlux = filepath.Join(l.bin, "jobset-flux")
+	}
 	var missing []string
-	for _, p := range []string{l.cmpServer, l.kustomize, l.jobsetFlux} {
+	for _, p := range []string{l.cmpServer, l.kustomize, l.jobsetFlux, filepath.Join(l.scriptDir, "jobset-flux-cmp")} {
 		if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}
@@ -117,7 +133,7 @@ func startCMPServer(t *testing.T, l layout, extraEnv ...string) *cmpServer {
 		}
 	}
 	env := []string{
-		"PATH=" + strings.Join([]string{l.bin, l.pluginDir, "/usr/local/bin", "/usr/bin", "/bin"}, string(os.PathListSeparator)),
+		"PATH=" + strings.Join([]string{l.bin, l.scriptDir, "/usr/local/bin", "/usr/bin", "/bin"}, string(os.PathListSeparator)),
 		"HOME=" + filepath.Join(dir, "home"),
 		"TMPDIR=" + filepath.Join(dir, "tmp"),
 		// Where the server puts its socket (the repo-server looks there too).
@@ -138,7 +154,7 @@ func startCMPServer(t *testing.T, l layout, extraEnv ...string) *cmpServer {
 	}
 	defer logFile.Close()
 	cmd := exec.Command(l.cmpServer,
-		"--config-dir-path", l.pluginDir, // the directory holding plugin.yaml
+		"--config-dir-path", l.configDir, // the directory holding plugin.yaml
 		"--loglevel", "info", "--logformat", "text")
 	cmd.Env = env
 	cmd.Dir = dir
