@@ -22,7 +22,7 @@ GO_LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Integration test targets add themselves here from mk/*.mk.
 INTEGRATION_TESTS :=
 
-.PHONY: all build test unit lint example expected clean
+.PHONY: all build test unit lint example expected clean system-deps
 all: build
 
 build: $(BIN)/jobset-flux
@@ -35,8 +35,9 @@ $(BIN)/jobset-flux: $(shell find fn pkg -name '*.go' -o -name '*.tmpl' -o -name 
 unit: build
 	go test -count=1 ./...
 
-## lint: gofmt, go vet, staticcheck.
+## lint: gofmt, go vet, staticcheck; no tracked file over 1 MiB.
 lint: $(BIN)/staticcheck
+	hack/check-large-files.sh
 	@test -z "$$(gofmt -l fn pkg)" || { gofmt -l fn pkg; echo 'gofmt: files above need formatting'; exit 1; }
 	go vet ./...
 	$(BIN)/staticcheck ./...
@@ -44,8 +45,16 @@ lint: $(BIN)/staticcheck
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-## test: everything CI runs.
-test: lint unit $(INTEGRATION_TESTS)
+## system-deps: install the Debian packages the tests use (.ci/apt/*.txt; as root). Quick when they are there.
+system-deps:
+	bash .ci/install-system-deps
+
+## test: everything CI runs, from a fresh Debian machine (as root) on.
+test: system-deps lint unit $(INTEGRATION_TESTS)
+
+# Every integration test (mk/*.mk adds itself to INTEGRATION_TESTS) runs
+# after the system packages are in place, also when run on its own.
+$(INTEGRATION_TESTS): | system-deps
 
 clean:
 	rm -rf bin _out

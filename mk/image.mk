@@ -20,7 +20,7 @@ IMAGE_ENGINE_DIR ?= $(CURDIR)/_out/engine
 IMAGE_GOMOD := _out/image/gomod
 IMAGE_BUILD_FLAGS ?=
 IMAGE_TEST_FLAGS ?=
-KPT ?= kpt
+KPT ?= $(BIN)/kpt
 
 INTEGRATION_TESTS += image-test
 
@@ -66,7 +66,7 @@ image-build: image-vendor
 	@docker image inspect --format 'image: {{index .RepoTags 0}} {{.Size}} bytes, user {{.Config.User}}' '$(IMAGE)'
 
 ## image-test: build the image, then test it with docker, kpt and kustomize (test/image).
-image-test: build $(BIN)/kustomize
+image-test: build $(BIN)/kustomize $(BIN)/kpt
 	$(IMAGE_ENGINE) run -- $(MAKE) --no-print-directory $(IMAGE_PIN) image-build image-test-run
 
 image-test-run:

@@ -3,6 +3,7 @@
 $(BIN)/kustomize:
 	GOBIN=$(BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
-.PHONY: tools kustomize
+.PHONY: tools kustomize kpt
 kustomize: $(BIN)/kustomize
-tools: $(BIN)/kustomize $(BIN)/staticcheck
+kpt: $(BIN)/kpt
+tools: $(BIN)/kustomize $(BIN)/kpt $(BIN)/staticcheck

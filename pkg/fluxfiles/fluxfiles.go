@@ -13,8 +13,8 @@
 //
 // text/template is not used: its reflection (reflect.Value.MethodByName)
 // makes the linker keep every exported method of every type in the
-// binary, which made the function 6.8 MB larger and cost every run about
-// 1.3 ms of start-up, most of what it spent above the KRM SDK's own.
+// binary, which would make it megabytes larger and every run's start-up
+// slower (docs/performance.md).
 package fluxfiles
 
 import (

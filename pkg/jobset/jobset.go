@@ -24,8 +24,9 @@ const (
 
 // Values of Job and pod fields that Flux depends on, spelled as in
 // k8s.io/api. The binary does not import k8s.io/api or the JobSet API for
-// these few strings: initialising those packages was 14% of the function's
-// start-up. TestAPIConstants compares each with its typed original.
+// these few strings: initialising those packages would be a large share of
+// the function's start-up (docs/performance.md). TestAPIConstants compares
+// each with its typed original.
 const (
 	IndexedCompletion      = "Indexed"        // batchv1.IndexedCompletion
 	RestartPolicyNever     = "Never"          // corev1.RestartPolicyNever

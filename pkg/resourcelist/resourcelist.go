@@ -5,8 +5,9 @@
 // emitter keeps every event of a document until the document ends: for a
 // list of N items the event queue, and the garbage collector's work on it,
 // grow with all N. Encoding each item on its own, in the place it takes in
-// the list, bounds that queue by the largest item. For a 26 MB list that
-// took encoding from 8.5 s to 3.9 s and peak memory from 2.1 GB to 0.6 GB.
+// the list, bounds that queue by the largest item, so memory follows the
+// largest item rather than the whole list (measurements in
+// docs/performance.md, "What made it fast", 1).
 package resourcelist
 
 import (

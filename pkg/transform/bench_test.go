@@ -140,7 +140,7 @@ func BenchmarkRenderOneJobSet10000Pods(b *testing.B) {
 }
 
 // BenchmarkNew is the per-process set-up every run of the function pays
-// (checking the options; the config schema is no longer read at run time).
+// (checking the options; the config schema is not read at run time).
 func BenchmarkNew(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -120,8 +120,9 @@ const schemaMismatch = ConfigKind + " does not match the schema in krmfunction.y
 // maximum, enum, maxLength, minItems, maxItems) are the limits of the
 // settings' own parsers, which readConfig runs on every value read here.
 //
-// The function used to run a schema validator here; linking it cost every
-// render about 4 ms of start-up, most of the function's own start-up.
+// No schema validator runs here: linking one would make its package
+// initialisation most of the function's start-up (docs/performance.md);
+// fn/deps_test.go keeps it out.
 func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
 	var found finding.List
 	// A key that is a list or a map cannot be decoded into a Go map at

@@ -335,7 +335,11 @@ func hCheckFiles(t *testing.T, cm *fn.KubeObject, payload string, baseline map[s
 		if more(hOutsideQuotes(script), hOutsideQuotes(baseline[key])) {
 			t.Errorf("%s holds the payload %q outside single quotes", key, short(needle))
 		}
-		if bash, err := exec.LookPath("bash"); err == nil && !hBashChecked[script] {
+		bash, err := exec.LookPath("bash")
+		if err != nil && os.Getenv("CI") == "true" {
+			t.Fatalf("bash -n %s: %v (required in CI)", key, err)
+		}
+		if err == nil && !hBashChecked[script] {
 			hBashChecked[script] = true
 			cmd := exec.Command(bash, "-n")
 			cmd.Stdin = strings.NewReader(script)

@@ -34,6 +34,22 @@ func TestYAML11Quoting(t *testing.T) {
 			t.Errorf("%q is listed as a YAML 1.1 word, but YAML 1.1 reads it as a string", w)
 		}
 	}
+	// One YAML 1.1 non-string for each byte of yaml11FirstBytes, written
+	// out here rather than derived from it: a byte dropped from the set
+	// (".5" and ".inf" unquoted) or added without a reason fails.
+	firsts := map[byte]bool{}
+	for _, v := range []string{
+		"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "+1", "-1", ".5", ".inf", "~",
+		"y", "Y", "n", "N", "true", "True", "false", "False", "on", "On", "off", "Off",
+	} {
+		firsts[v[0]] = true
+		if !yaml.IsValueNonString(v) || !mayBeYAML11NonString(v) {
+			t.Errorf("%q: YAML 1.1 non-string %v, first look %v; want both true", v, yaml.IsValueNonString(v), mayBeYAML11NonString(v))
+		}
+	}
+	if len(firsts) != len(yaml11FirstBytes) {
+		t.Errorf("yaml11FirstBytes is %q; the values above start with %d distinct bytes", yaml11FirstBytes, len(firsts))
+	}
 	quoted := map[string]bool{"y": true, "on": true, "0x1f": true, "1_000": true, "~": true}
 	for v, want := range quoted {
 		n := yaml.NewStringRNode(v).YNode()

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
+
 	"github.com/jobset-flux/jobset-flux/test/apiserver/internal/cluster"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,7 +51,7 @@ var env struct {
 
 // repoRoot is the jobset-flux repository holding this module.
 var repoRoot = func() string {
-	p, err := filepath.Abs(filepath.Join("..", ".."))
+	p, err := testsupport.RepoRoot()
 	if err != nil {
 		panic(err)
 	}
@@ -237,10 +239,7 @@ func requireCluster(t *testing.T) {
 	if env.startErr == nil {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and no API server: %v", env.startErr)
-	}
-	t.Skipf("no API server (run `make test-apiserver` to build kube-apiserver and etcd): %v", env.startErr)
+	testsupport.SkipOrFail(t, "no API server (run `make test-apiserver` to build kube-apiserver and etcd): %v", env.startErr)
 }
 
 // decodeObjects splits multi-document YAML (or JSON) into objects, skipping

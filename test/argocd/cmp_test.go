@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
+
 	"github.com/argoproj/gitops-engine/pkg/utils/kube"
 	grpc_retry "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -45,8 +47,10 @@ const rpcTimeout = 2 * time.Minute
 
 type layout struct {
 	root       string // repository root
-	bin        string // root/bin: kustomize, jobset-flux, argocd-cmp-server
-	pluginDir  string // root/deploy/argocd: plugin.yaml and jobset-flux-cmp
+	bin        string // root/bin, or the sidecar image's usr/local/bin: kustomize, jobset-flux
+	pluginDir  string // root/deploy/argocd: plugin.yaml, jobset-flux-cmp, repo-server-patch.yaml
+	configDir  string // the plugin.yaml served: pluginDir's, or the sidecar image's
+	scriptDir  string // where jobset-flux-cmp is: pluginDir, or the image's usr/local/bin
 	examples   string // root/examples
 	testdata   string // this package's testdata
 	cmpServer  string
@@ -56,7 +60,7 @@ type layout struct {
 
 func repoLayout(t *testing.T) layout {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := testsupport.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,28 +69,39 @@ func repoLayout(t *testing.T) layout {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(root, "bin")
+	pluginDir := filepath.Join(root, "deploy", "argocd")
 	l := layout{
 		root:       root,
 		bin:        bin,
-		pluginDir:  filepath.Join(root, "deploy", "argocd"),
+		pluginDir:  pluginDir,
+		configDir:  pluginDir,
+		scriptDir:  pluginDir,
 		examples:   filepath.Join(root, "examples"),
 		testdata:   testdata,
 		cmpServer:  filepath.Join(bin, "argocd-cmp-server"),
 		kustomize:  filepath.Join(bin, "kustomize"),
 		jobsetFlux: filepath.Join(bin, "jobset-flux"),
 	}
+	// SIDECAR_ROOT: files copied out of the sidecar image (make
+	// test-argocd-image). The image's kustomize, jobset-flux, script and
+	// plugin.yaml are then the ones under test; argocd-cmp-server is not in
+	// the image (Argo CD's init container provides it) and stays bin/'s.
+	if sr := os.Getenv("SIDECAR_ROOT"); sr != "" {
+		l.bin = filepath.Join(sr, "usr", "local", "bin")
+		l.scriptDir = l.bin
+		l.configDir = filepath.Join(sr, "home", "argocd", "cmp-server", "config")
+		l.kustomize = filepath.Join(l.bin, "kustomize")
+		l.jobsetFlux = filepath.Join(l.bin, "jobset-flux")
+	}
 	var missing []string
-	for _, p := range []string{l.cmpServer, l.kustomize, l.jobsetFlux} {
+	for _, p := range []string{l.cmpServer, l.kustomize, l.jobsetFlux, filepath.Join(l.scriptDir, "jobset-flux-cmp")} {
 		if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}
 	}
 	if len(missing) > 0 {
 		msg := fmt.Sprintf("missing executables %v: run `make test-argocd` in %s (it builds all three)", missing, root)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testsupport.SkipOrFail(t, "%s", msg)
 	}
 	return l
 }
@@ -118,7 +133,7 @@ func startCMPServer(t *testing.T, l layout, extraEnv ...string) *cmpServer {
 		}
 	}
 	env := []string{
-		"PATH=" + strings.Join([]string{l.bin, l.pluginDir, "/usr/local/bin", "/usr/bin", "/bin"}, string(os.PathListSeparator)),
+		"PATH=" + strings.Join([]string{l.bin, l.scriptDir, "/usr/local/bin", "/usr/bin", "/bin"}, string(os.PathListSeparator)),
 		"HOME=" + filepath.Join(dir, "home"),
 		"TMPDIR=" + filepath.Join(dir, "tmp"),
 		// Where the server puts its socket (the repo-server looks there too).
@@ -139,7 +154,7 @@ func startCMPServer(t *testing.T, l layout, extraEnv ...string) *cmpServer {
 	}
 	defer logFile.Close()
 	cmd := exec.Command(l.cmpServer,
-		"--config-dir-path", l.pluginDir, // the directory holding plugin.yaml
+		"--config-dir-path", l.configDir, // the directory holding plugin.yaml
 		"--loglevel", "info", "--logformat", "text")
 	cmd.Env = env
 	cmd.Dir = dir
@@ -470,10 +485,7 @@ func TestDiscovery(t *testing.T) {
 func TestPluginScriptShellcheck(t *testing.T) {
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("shellcheck not found (.ci/install-system-deps installs it)")
-		}
-		t.Skip("shellcheck not found")
+		testsupport.SkipOrFail(t, "shellcheck not found (.ci/install-system-deps installs it)")
 	}
 	out, err := exec.Command(sc, "--shell=sh", filepath.Join("..", "..", "deploy", "argocd", "jobset-flux-cmp")).CombinedOutput()
 	if err != nil {
@@ -537,18 +549,8 @@ func firstDifference(t *testing.T, got, want map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gl, wl := strings.Split(string(gy), "\n"), strings.Split(string(wy), "\n")
-	for i := 0; i < len(gl) || i < len(wl); i++ {
-		var a, b string
-		if i < len(gl) {
-			a = gl[i]
-		}
-		if i < len(wl) {
-			b = wl[i]
-		}
-		if a != b {
-			return fmt.Sprintf("line %d of the sorted YAML:\n  got:  %s\n  want: %s", i+1, a, b)
-		}
+	if d := testsupport.FirstDifference(string(gy), string(wy)); d != "no difference" {
+		return "sorted YAML, " + d
 	}
 	return "(no line differs; types differ)"
 }

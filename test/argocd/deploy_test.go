@@ -152,7 +152,7 @@ func TestApplicationExample(t *testing.T) {
 }
 
 // TestSidecarDockerfile checks the parts of Dockerfile.sidecar the plugin
-// depends on (the image cannot be built here: no registry for base images).
+// depends on (TestSidecarImage checks the image built from it).
 func TestSidecarDockerfile(t *testing.T) {
 	dir := filepath.Join("..", "..", "deploy", "argocd")
 	df, err := os.ReadFile(filepath.Join(dir, "Dockerfile.sidecar"))
@@ -209,6 +209,8 @@ func TestSidecarDockerfile(t *testing.T) {
 			continue
 		}
 		for _, s := range srcs {
+			// A one-letter class like gomo[d] matches the path without brackets.
+			s = strings.NewReplacer("[", "", "]", "").Replace(s)
 			if !allowed[s] {
 				t.Errorf("COPY %s: not allowlisted in Dockerfile.sidecar.dockerignore", s)
 			}

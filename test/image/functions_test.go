@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 // kptExecMutator matches the examples' Kptfile mutator `- exec: jobset-flux`.
@@ -153,7 +155,7 @@ func TestKustomizeContainer(t *testing.T) {
 			// No --enable-exec: only the container can have run.
 			got := run(t, "", env, c.kustomize, "build", "--enable-alpha-plugins", dir)
 			if string(got) != string(want) {
-				t.Errorf("kustomize output differs (exec vs container): %s", firstDiff(string(want), string(got)))
+				t.Errorf("kustomize output differs (exec vs container): %s", testsupport.FirstDifference(string(got), string(want)))
 			}
 		})
 	}

@@ -37,6 +37,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 // seedEnv is the variable the function reads its key seed from.
@@ -80,10 +82,12 @@ func getConfig(t *testing.T) config {
 
 func loadConfig() (config, error) {
 	root := os.Getenv("REPO_ROOT")
+	var err error
 	if root == "" {
-		root = filepath.Join("..", "..")
+		root, err = testsupport.RepoRoot()
+	} else {
+		root, err = filepath.Abs(root)
 	}
-	root, err := filepath.Abs(root)
 	if err != nil {
 		return config{}, err
 	}
@@ -175,11 +179,7 @@ func dockerfileBase(root string) (string, error) {
 // unavailable fails the test in CI and skips it elsewhere.
 func unavailable(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true: a missing engine, image or tool is a failure)", msg)
-	}
-	t.Skipf("%s (skipped outside CI)", msg)
+	testsupport.SkipOrFail(t, format, args...)
 }
 
 var (
@@ -387,7 +387,7 @@ func sameTrees(t *testing.T, wantLabel string, want map[string]string, gotLabel 
 		case !inGot:
 			t.Errorf("%s: only %s wrote it", n, wantLabel)
 		case w != g:
-			t.Errorf("%s differs (%s vs %s): %s", n, wantLabel, gotLabel, firstDiff(w, g))
+			t.Errorf("%s differs (%s vs %s): %s", n, wantLabel, gotLabel, testsupport.FirstDifference(g, w))
 		}
 	}
 }
@@ -399,22 +399,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// firstDiff describes the first line where a and b differ.
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d: %q vs %q", i+1, x, y)
-		}
-	}
-	return "same lines, different bytes"
 }

@@ -1,6 +1,6 @@
 // Package kpt proves jobset-flux where kpt users run it, with the real kpt
-// binary (found on PATH, /usr/bin/kpt on the project's machines) running the
-// real bin/jobset-flux as an exec function:
+// (bin/kpt, built by `make bin/kpt` from cmd/kpt at the kpt version this
+// module's go.mod pins) running the real bin/jobset-flux as an exec function:
 //
 //   - e2e_test.go runs kpt's own e2e runner (github.com/kptdev/kpt/pkg/test/runner)
 //     over every example package and the packages in testdata/cases, each

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
+
 	"github.com/kptdev/kpt/pkg/test/runner"
 )
 
@@ -25,6 +27,12 @@ const updateEnv = "KPT_E2E_UPDATE_EXPECTED"
 // and checks the diff is still the same: the idempotency gate.
 func TestE2E(t *testing.T) {
 	needTools(t)
+	update := strings.EqualFold(os.Getenv(updateEnv), "true")
+	if update && testsupport.CI() {
+		// With it the runner rewrites the expectations instead of
+		// comparing them, so every case would pass.
+		t.Fatalf("%s=true under CI=true: CI compares the expectations, `make kpt-expected` rewrites them", updateEnv)
+	}
 	staged := t.TempDir()
 	source := map[string]string{} // staged case -> its testdata directory
 
@@ -38,7 +46,7 @@ func TestE2E(t *testing.T) {
 			}
 			dst := filepath.Join(staged, "examples", mode, name)
 			copyPackage(t, pkg, dst)
-			copyTree(t, src, dst, nil)
+			testsupport.CopyTree(t, src, dst, nil)
 			source[dst] = src
 		}
 	}
@@ -48,7 +56,7 @@ func TestE2E(t *testing.T) {
 	}
 	for _, src := range caseDirs {
 		dst := filepath.Join(staged, "cases", filepath.Base(src))
-		copyTree(t, src, dst, nil)
+		testsupport.CopyTree(t, src, dst, nil)
 		source[dst] = src
 	}
 	for dst := range source {
@@ -67,7 +75,6 @@ func TestE2E(t *testing.T) {
 		}
 		t.Fatalf("the runner found %d cases, %d were staged: %v", len(*cases), len(source), found)
 	}
-	update := strings.EqualFold(os.Getenv(updateEnv), "true")
 	for _, c := range *cases {
 		rel, _ := filepath.Rel(staged, c.Path)
 		t.Run(rel, func(t *testing.T) {

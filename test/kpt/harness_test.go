@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 const (
@@ -20,7 +22,6 @@ const (
 	exampleSeed = "jobset-flux-example-seed-0123456789abcdef"
 	seedEnv     = "JOBSET_FLUX_KEY_SEED"
 	seedFileEnv = "JOBSET_FLUX_KEY_SEED_FILE"
-	mainModule  = "module github.com/jobset-flux/jobset-flux"
 )
 
 // setup is what TestMain found; tests report its problem when they start.
@@ -42,34 +43,22 @@ func TestMain(m *testing.M) {
 }
 
 func findTools() error {
-	dir, err := os.Getwd()
+	root, err := testsupport.RepoRoot()
 	if err != nil {
 		return err
 	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil {
-			first, _, _ := strings.Cut(string(data), "\n")
-			if strings.TrimSpace(first) == mainModule {
-				break
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return errors.New("no go.mod declaring " + mainModule + " above the working directory")
-		}
-		dir = parent
-	}
-	setup.root, setup.bin = dir, filepath.Join(dir, "bin")
+	setup.root, setup.bin = root, filepath.Join(root, "bin")
 	setup.fn = filepath.Join(setup.bin, "jobset-flux")
-	if info, err := os.Stat(setup.fn); err != nil || info.Mode()&0o111 == 0 {
+	if err := testsupport.Executable(setup.fn); err != nil {
 		return fmt.Errorf("%s is missing or not executable (run `make build`, or `make test-kpt`): %v", setup.fn, err)
 	}
-	kpt, err := exec.LookPath("kpt")
-	if err != nil {
-		return fmt.Errorf("kpt is not on PATH (the project's machines have /usr/bin/kpt 1.0.0-beta.56): %w", err)
+	// The pinned kpt (test/kpt/cmd/kpt, built by `make bin/kpt`), never
+	// one that happens to be on PATH: TestMain puts bin/ first on PATH,
+	// where kpt's e2e runner looks it up.
+	setup.kpt = filepath.Join(setup.bin, "kpt")
+	if err := testsupport.Executable(setup.kpt); err != nil {
+		return fmt.Errorf("%s is missing or not executable (run `make bin/kpt`, or `make test-kpt`): %v", setup.kpt, err)
 	}
-	setup.kpt = kpt
 	return nil
 }
 
@@ -77,13 +66,9 @@ func findTools() error {
 // CI=true (CI must never skip), a skip elsewhere.
 func needTools(t *testing.T) {
 	t.Helper()
-	if setup.problem == nil {
-		return
+	if setup.problem != nil {
+		testsupport.SkipOrFail(t, "%v", setup.problem)
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(setup.problem)
-	}
-	t.Skip(setup.problem)
 }
 
 // examples lists the example packages: examples/*/ with a Kptfile.
@@ -113,34 +98,7 @@ var notInPackage = []string{"expected.yaml"}
 // dst, which must not exist.
 func copyPackage(t *testing.T, src, dst string) {
 	t.Helper()
-	copyTree(t, src, dst, func(rel string) bool { return !slices.Contains(notInPackage, rel) })
-}
-
-// copyTree copies src into dst, keeping the files keep accepts (by path
-// relative to src).
-func copyTree(t *testing.T, src, dst string, keep func(rel string) bool) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		if keep != nil && !keep(rel) {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, data, 0o644)
-	})
-	if err != nil {
-		t.Fatalf("copying %s to %s: %v", src, dst, err)
-	}
+	testsupport.CopyTree(t, src, dst, func(rel string) bool { return !slices.Contains(notInPackage, rel) })
 }
 
 // snapshot reads every file under dir, by relative path.

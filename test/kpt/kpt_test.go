@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
+
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -503,7 +505,7 @@ func TestExamplePackagesAsShipped(t *testing.T) {
 	for _, ex := range examples(t) {
 		t.Run(filepath.Base(ex), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), filepath.Base(ex))
-			copyTree(t, ex, dir, nil)
+			testsupport.CopyTree(t, ex, dir, nil)
 			before := snapshot(t, dir)
 			r := kpt(t, "/", seeded(), "fn", "render", dir, "--allow-exec")
 			if r.code != 0 {

@@ -24,6 +24,7 @@ require (
 	github.com/go-openapi/swag/typeutils v0.27.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
+	github.com/jobset-flux/jobset-flux/test/testsupport v0.0.0
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
@@ -34,3 +35,5 @@ require (
 )
 
 replace github.com/jobset-flux/jobset-flux => ../..
+
+replace github.com/jobset-flux/jobset-flux/test/testsupport => ../testsupport
