@@ -148,9 +148,11 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 	},
 }
 
-// waitResources polls flux resource list until it reports want
-// ("<nodes> <cores>") or the instance timeout passes, and returns the last
-// answer.
+// waitResources polls flux resource list until the resources that are up
+// are want ("<nodes> <cores>") or the instance timeout passes, and returns
+// the last answer. Only up resources count: until every broker has joined,
+// Fluxion rejects a job asking for more nodes than are up as unsatisfiable,
+// while a plain flux resource list already counts the down ones.
 func waitResources(t *testing.T, r *run, pod, container, want string) string {
 	t.Helper()
 	var out string
@@ -158,7 +160,7 @@ func waitResources(t *testing.T, r *run, pod, container, want string) string {
 		if r.c.Pod(pod).Phase() == "Failed" {
 			break
 		}
-		o, code, err := r.tryFlux(pod, container, "resource", "list", "-no", "{nnodes} {ncores}")
+		o, code, err := r.tryFlux(pod, container, "resource", "list", "-s", "up", "-no", "{nnodes} {ncores}")
 		out = strings.TrimSpace(o)
 		if err == nil && code == 0 && out == want {
 			break

@@ -151,20 +151,8 @@ func TestInteractive(t *testing.T) {
 	groups := []group{{name: "b", replicas: 1, completions: 3}}
 	r := start(t, render(t, jobSet(t, "inter", map[string]string{"flux-framework.org/cores-per-node": "2"}, nil, groups...)), nil)
 	leader := hostnames("inter", groups...)[0]
-	var out string
-	var code int
-	for deadline := time.Now().Add(instanceTimeout); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if r.c.Pod(leader).Phase() == "Failed" {
-			break
-		}
-		var err error
-		out, code, err = r.tryFlux(leader, "app", "resource", "list", "-no", "{nnodes} {ncores}")
-		if err == nil && code == 0 && strings.TrimSpace(out) == "3 6" {
-			break
-		}
-	}
-	if code != 0 || strings.TrimSpace(out) != "3 6" {
-		t.Errorf("flux resource list: exit %d, %q; want 3 nodes with 6 cores up", code, out)
+	if out := waitResources(t, r, leader, "app", "3 6"); out != "3 6" {
+		t.Errorf("flux resource list -s up: %q; want 3 nodes with 6 cores up", out)
 	}
 	if out, code := r.flux(leader, "app", "run", "-N3", "hostname"); code != 0 || strings.Count(out, "inter-b-0-") != 3 {
 		t.Errorf("flux run -N3 hostname from kubectl exec: exit %d\n%s", code, out)
