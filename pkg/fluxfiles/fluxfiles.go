@@ -59,6 +59,8 @@ var (
 	entrypointText string
 	//go:embed entrypoint-interactive.sh.tmpl
 	interactiveText string
+	//go:embed entrypoint-launcher.sh.tmpl
+	launcherText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
 	//go:embed broker.toml.tmpl
@@ -191,6 +193,11 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	}
 	program["runOptions"] = opts.String()
 	programText, interactive := runText, ""
+	if p.Launcher {
+		// The command itself is the initial program: rank 0 runs it
+		// once, inside the instance, and exits with its exit code.
+		programText, program = launcherText, values{}
+	}
 	if p.Interactive {
 		// No initial program: the instance stays up until flux shutdown.
 		programText, interactive, program = interactiveText, "\n    -Sbroker.rc2_none=1", values{}
@@ -307,10 +314,13 @@ func check(p *plan.Plan) error {
 	if p.Brokers != pods {
 		bad("brokers is %d but the groups have %d pods", p.Brokers, pods)
 	}
-	if p.Tasks < 1 {
+	if p.Tasks < 1 && !p.Launcher {
 		bad("tasks is %d, want at least 1", p.Tasks)
 	}
 	jobNodes := 0
+	if p.Launcher && p.Interactive {
+		bad("launcher and interactive are exclusive")
+	}
 	for i, g := range p.Groups {
 		if g.Cores < 1 {
 			bad("group %d (%q) has %d cores per node, want at least 1", i, g.Name, g.Cores)
@@ -328,10 +338,11 @@ func check(p *plan.Plan) error {
 			}
 		}
 	}
-	if p.JobNodes < 1 || p.JobNodes != jobNodes {
+	// A launcher plans no flux run, so there is no job to fit.
+	if !p.Launcher && (p.JobNodes < 1 || p.JobNodes != jobNodes) {
 		bad("the job runs on %d nodes but its groups have %d pods", p.JobNodes, jobNodes)
 	}
-	if p.Tasks != p.JobNodes*p.TasksPerNode {
+	if !p.Launcher && p.Tasks != p.JobNodes*p.TasksPerNode {
 		bad("tasks is %d, want %d nodes x %d tasks per node", p.Tasks, p.JobNodes, p.TasksPerNode)
 	}
 	if p.GPUsPerTask < 0 || p.CoresPerTask < 0 {

@@ -443,6 +443,9 @@ func TestSandboxLeader(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			p := v.plan
+			if p.Launcher {
+				t.Skip("the launcher runs the command itself: TestSandboxLauncher")
+			}
 			pd := newPod(t, p, 0o444, 0)
 			pd.installView()
 			r := pd.runAs("app", nil, rankEnv(0, 0), hostileArgs...)
@@ -518,6 +521,40 @@ func TestSandboxExitCodes(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestSandboxLauncher: in launcher mode the user's words are flux start's
+// initial program, after --, with no flux run; rank 0 exits with the
+// program's code, followers with 0.
+func TestSandboxLauncher(t *testing.T) {
+	requireSandbox(t)
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.Launcher = true })
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	user := []string{"bash", "-c", `[[ $FLUX_URI == local:///stub/local ]] && exit 5`}
+	for _, rank := range []int{0, 1} {
+		t.Run(fmt.Sprintf("rank %d", rank), func(t *testing.T) {
+			r := pd.runAs("app", nil, rankEnv(rank, 0), user...)
+			want := 5
+			if rank != 0 {
+				want = 0
+			}
+			if r.code != want {
+				t.Errorf("container exited %d, want %d:\n%s", r.code, want, r.stderr)
+			}
+			if r.run != nil {
+				t.Errorf("launcher mode ran flux run %q", r.run.argv)
+			}
+			if wantArgv := append(append(expectedStart(p), "--"), user...); r.start == nil || !slices.Equal(r.start.argv, wantArgv) {
+				t.Errorf("flux start argv\n got %+v\nwant %q", r.start, wantArgv)
+			}
+		})
+	}
+	r := pd.runAs("app", nil, rankEnv(0, 0))
+	if r.code == 0 || r.start != nil {
+		t.Errorf("launcher without a command: exit %d, flux start ran: %v", r.code, r.start != nil)
+	}
+	checkLog(t, r.stderr, "jobset-flux: ", "no command to run: launcher mode needs a command")
 }
 
 func TestSandboxNoCommand(t *testing.T) {

@@ -144,6 +144,10 @@ type Plan struct {
 	Topology string
 	// Interactive keeps the instance up with no command (broker.rc2_none).
 	Interactive bool
+	// Launcher makes the command the instance's initial program, run once
+	// on rank 0 (flux start ... COMMAND), not a flux run over the nodes;
+	// JobNodes, TasksPerNode, Tasks and the per-task shares are then zero.
+	Launcher bool
 	// RunOptions are extra flux run options, one word each.
 	RunOptions []string
 	// ShmSize is the sizeLimit of the /dev/shm emptyDir ("" for none).

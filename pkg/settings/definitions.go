@@ -99,13 +99,15 @@ var definitions = []definition{
 		return store(&s.Container, raw, checkLabel)
 	}},
 	{"interactive", "interactive", Boolean, func(s *Settings, raw string) error {
-		switch raw {
-		case "true", "false":
-			b := raw == "true"
-			s.Interactive = &b
-			return nil
+		return storeBool(&s.Interactive, raw)
+	}},
+	{"launcher", "launcher", Boolean, func(s *Settings, raw string) error {
+		var b *bool
+		if err := storeBool(&b, raw); err != nil {
+			return err
 		}
-		return fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
+		s.Launcher = *b
+		return nil
 	}},
 	{"run-options", "runOptions", WordList, func(s *Settings, raw string) error {
 		words, err := parseRunOptions(raw)
@@ -123,7 +125,7 @@ var definitions = []definition{
 	}},
 }
 
-// byName finds a setting's definition. A linear search of the fifteen
+// byName finds a setting's definition. A linear search of the few dozen
 // settings is as fast as a map here, and builds nothing at start-up.
 func byName(name string) (definition, bool) {
 	for _, d := range definitions {
@@ -147,6 +149,16 @@ func store(dst *string, raw string, check func(string) error) error {
 	}
 	*dst = raw
 	return nil
+}
+
+func storeBool(dst **bool, raw string) error {
+	switch raw {
+	case "true", "false":
+		b := raw == "true"
+		*dst = &b
+		return nil
+	}
+	return fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
 }
 
 func storeInt(dst *int, raw string, lo, hi int) error {

@@ -43,6 +43,9 @@ type Settings struct {
 	Container string
 	// Interactive: nil means derived (no command and no args).
 	Interactive *bool
+	// Launcher makes the container's command the instance's initial
+	// program on rank 0, instead of a flux run over the nodes.
+	Launcher    bool
 	RunOptions  []string
 	CurveSecret string
 	ShmSize     string

@@ -90,6 +90,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"true", "false"},
 			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "1": `"true" or "false"`, "": `"true" or "false"`, "true ": `"true" or "false"`},
 		},
+		"launcher": {
+			good: []string{"true", "false"},
+			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "": `"true" or "false"`},
+		},
 		"run-options": {
 			good: []string{"", "-o pmi=pmix", "--exclusive", "-o cpu-affinity=per-task -o gpu-affinity=per-task", "--setattr=a.b=c", "-t 1h", "-N-not"},
 			bad: map[string]string{
