@@ -550,24 +550,33 @@ func TestSandboxLauncher(t *testing.T) {
 			}
 		})
 	}
-	r := pd.runAs("app", nil, rankEnv(0, 0))
-	if r.code == 0 || r.start != nil {
-		t.Errorf("launcher without a command: exit %d, flux start ran: %v", r.code, r.start != nil)
+	// A worker without a command serves: its broker starts with no
+	// program.
+	r := pd.runAs("app", nil, rankEnv(1, 0))
+	if r.code != 0 || r.start == nil || !slices.Equal(r.start.argv, expectedStart(p)) {
+		t.Errorf("launcher worker without a command: exit %d, flux start %+v, want %q", r.code, r.start, expectedStart(p))
 	}
-	checkLog(t, r.stderr, "jobset-flux: ", "no command to run: launcher mode needs a command")
+	checkLog(t, r.stderr, "jobset-flux: ", "no command: this broker only serves the instance")
 }
 
+// TestSandboxNoCommand: a worker whose container has no command (the
+// render refuses that only on rank 0's) starts its broker with no initial
+// program and serves; it must not die, or its Job fails the JobSet.
 func TestSandboxNoCommand(t *testing.T) {
 	requireSandbox(t)
-	pd := newPod(t, newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil), 0o444, 0)
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil)
+	pd := newPod(t, p, 0o444, 0)
 	pd.installView()
-	r := pd.runAs("app", nil, rankEnv(0, 0))
-	if r.code == 0 {
-		t.Fatalf("entrypoint succeeded with no command:\n%s", r.stderr)
+	r := pd.runAs("app", nil, rankEnv(1, 0))
+	if r.code != 0 {
+		t.Fatalf("a worker without a command exited %d:\n%s", r.code, r.stderr)
 	}
-	checkLog(t, r.stderr, "jobset-flux: ", "no command to run")
-	if r.start != nil {
-		t.Errorf("flux start ran anyway: %q", r.start.argv)
+	checkLog(t, r.stderr, "jobset-flux: ", "no command: this broker only serves the instance")
+	if r.start == nil || !slices.Equal(r.start.argv, expectedStart(p)) {
+		t.Errorf("flux start %+v, want %q with no program", r.start, expectedStart(p))
+	}
+	if r.run != nil {
+		t.Errorf("flux run ran: %q", r.run.argv)
 	}
 }
 
