@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,6 +158,9 @@ func Render(p *plan.Plan) (Files, error) {
 	if err := checkBroker(f.Broker, len(p.Groups)); err != nil {
 		return Files{}, err
 	}
+	if err := checkExtra(f.Broker, p.BrokerConfig); err != nil {
+		return Files{}, err
+	}
 	return f, nil
 }
 
@@ -215,7 +219,19 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	if sh.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
-	vals["interactive"] = interactive
+	// Extra attributes after the computed ones: the settings refuse any
+	// the entrypoint sets, so none is given twice.
+	var attrs strings.Builder
+	if p.LogLevel != nil {
+		attrs.WriteString("\n    " + sh.one("log level", fmt.Sprintf("-Slog-stderr-level=%d", *p.LogLevel)))
+	}
+	for _, a := range p.BrokerAttributes {
+		attrs.WriteString("\n    " + sh.one("broker attribute", "-S"+a))
+	}
+	if sh.err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
+	}
+	vals["interactive"] = attrs.String() + interactive
 	var err error
 	if vals["program"], err = fill(plan.EntrypointScript, strings.TrimSuffix(programText, "\n"), program); err != nil {
 		return "", err
@@ -261,7 +277,75 @@ func renderBroker(p *plan.Plan) (string, error) {
 	if toml.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, toml.err)
 	}
+	if err := mergeExtra(vals, p.BrokerConfig); err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: broker-config: %w", plan.BrokerConfig, err)
+	}
 	return fill(plan.BrokerConfig, brokerText, vals)
+}
+
+// The tables the template writes, with the placeholder at the end of each
+// one's own keys: TOML forbids opening a table twice, so the user's keys
+// for these tables go inside them, and every other table goes at the end.
+var templateTables = map[string]string{
+	"resource":               "resourceExtra",
+	"sched-fluxion-qmanager": "qmanagerExtra",
+	"access":                 "accessExtra",
+}
+
+// mergeExtra fills the placeholders with the user's broker TOML. Nested
+// tables are written inline, so every key lands in the table it names
+// whatever follows it in the file (a [resource.x] header there would end
+// [resource] before the [[resource.config]] entries, which is legal, but
+// inline tables keep one rule for every case). The rendered file is parsed
+// back by checkBroker, and checkExtra proves every user value is in it.
+func mergeExtra(vals values, extra map[string]any) error {
+	for _, ph := range templateTables {
+		vals[ph] = ""
+	}
+	vals["extra"] = ""
+	var rest strings.Builder
+	for _, table := range slices.Sorted(maps.Keys(extra)) {
+		sub, ok := extra[table].(map[string]any)
+		if !ok {
+			return fmt.Errorf("top-level key %q is not a table", table)
+		}
+		body, err := inlineBody(sub)
+		if err != nil {
+			return err
+		}
+		if ph, ok := templateTables[table]; ok {
+			vals[ph] = "\n# From broker-config.\n" + body
+			continue
+		}
+		name, err := tomlKey(table)
+		if err != nil {
+			return err
+		}
+		rest.WriteString("\n\n# From broker-config.\n[" + name + "]\n" + body)
+	}
+	vals["extra"] = rest.String()
+	return nil
+}
+
+// inlineBody encodes a table's keys as key = value lines, nested tables
+// inline.
+func inlineBody(sub map[string]any) (string, error) {
+	var b bytes.Buffer
+	enc := toml.NewEncoder(&b)
+	enc.SetTablesInline(true)
+	if err := enc.Encode(sub); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// tomlKey is a table name as a TOML key: bare when it can be, quoted
+// otherwise.
+func tomlKey(name string) (string, error) {
+	if name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == "" {
+		return name, nil
+	}
+	return tomlValue(name)
 }
 
 // checkBroker parses the rendered configuration back. The templates quote
@@ -280,6 +364,27 @@ func checkBroker(s string, groups int) error {
 	if len(doc.Bootstrap.Hosts) != groups {
 		return fmt.Errorf("fluxfiles: rendered %s has %d bootstrap hosts entries, want one per group (%d)",
 			plan.BrokerConfig, len(doc.Bootstrap.Hosts), groups)
+	}
+	return nil
+}
+
+// checkExtra proves the merge: every key of the user's broker TOML is in
+// the rendered file with the user's value.
+func checkExtra(s string, extra map[string]any) error {
+	if len(extra) == 0 {
+		return nil
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal([]byte(s), &doc); err != nil {
+		return fmt.Errorf("fluxfiles: rendered %s is not valid TOML: %w", plan.BrokerConfig, err)
+	}
+	for table, sub := range extra {
+		got, _ := doc[table].(map[string]any)
+		for key, want := range sub.(map[string]any) {
+			if !reflect.DeepEqual(got[key], want) {
+				return fmt.Errorf("fluxfiles: rendered %s has %s.%s = %v, want broker-config's %v", plan.BrokerConfig, table, key, got[key], want)
+			}
+		}
 	}
 	return nil
 }

@@ -148,6 +148,14 @@ type Plan struct {
 	// on rank 0 (flux start ... COMMAND), not a flux run over the nodes;
 	// JobNodes, TasksPerNode, Tasks and the per-task shares are then zero.
 	Launcher bool
+	// BrokerAttributes are extra flux start -Sname=value words (validated,
+	// none the entrypoint sets itself); LogLevel, when set, is
+	// log-stderr-level.
+	BrokerAttributes []string
+	LogLevel         *int
+	// BrokerConfig is extra broker TOML (tables of keys the function does
+	// not write), merged into broker.toml.
+	BrokerConfig map[string]any
 	// RunOptions are extra flux run options, one word each.
 	RunOptions []string
 	// ShmSize is the sizeLimit of the /dev/shm emptyDir ("" for none).

@@ -117,6 +117,30 @@ var definitions = []definition{
 		s.RunOptions = words
 		return nil
 	}},
+	{"broker-attributes", "brokerAttributes", WordList, func(s *Settings, raw string) error {
+		words, err := parseBrokerAttributes(raw)
+		if err != nil {
+			return err
+		}
+		s.BrokerAttributes = words
+		return nil
+	}},
+	{"broker-config", "brokerConfig", String, func(s *Settings, raw string) error {
+		doc, err := parseBrokerConfig(raw)
+		if err != nil {
+			return err
+		}
+		s.BrokerConfig = doc
+		return nil
+	}},
+	{"log-level", "logLevel", Integer, func(s *Settings, raw string) error {
+		var n int
+		if err := storeInt(&n, raw, 0, 7); err != nil {
+			return err
+		}
+		s.LogLevel = &n
+		return nil
+	}},
 	{"curve-secret", "curveSecret", String, func(s *Settings, raw string) error {
 		return store(&s.CurveSecret, raw, checkSubdomain)
 	}},

@@ -45,8 +45,15 @@ type Settings struct {
 	Interactive *bool
 	// Launcher makes the container's command the instance's initial
 	// program on rank 0, instead of a flux run over the nodes.
-	Launcher    bool
-	RunOptions  []string
+	Launcher   bool
+	RunOptions []string
+	// BrokerAttributes are extra flux start -Sname=value words.
+	BrokerAttributes []string
+	// BrokerConfig is extra broker TOML, parsed: tables of the user's keys,
+	// none of which the function writes itself.
+	BrokerConfig map[string]any
+	// LogLevel is the broker's log-stderr-level; nil leaves Flux's default.
+	LogLevel    *int
 	CurveSecret string
 	ShmSize     string
 

@@ -53,3 +53,38 @@ func TestLauncher(t *testing.T) {
 		}
 	})
 }
+
+// TestBrokerEscapeHatches: an extra broker attribute, the log level and an
+// extra broker TOML key (merged into a table the function writes, and a
+// table of its own) are what the running brokers report.
+func TestBrokerEscapeHatches(t *testing.T) {
+	requireEnv(t)
+	groups := []group{{name: "w", replicas: 1, completions: 2}}
+	ann := map[string]string{
+		"flux-framework.org/launcher":          "true",
+		"flux-framework.org/broker-attributes": "broker.quorum=2 broker.critical-ranks=0",
+		"flux-framework.org/log-level":         "5",
+		"flux-framework.org/broker-config":     "[resource]\nexclude = \"1\"\n[job-manager]\nmax-jobs = 7\n",
+	}
+	script := `for a in broker.quorum broker.critical-ranks log-stderr-level; do echo "attr $a=$(flux getattr $a)"; done
+echo "config resource.exclude=$(flux config get resource.exclude)"
+echo "config job-manager.max-jobs=$(flux config get job-manager.max-jobs)"
+echo "config resource.noverify=$(flux config get resource.noverify)"`
+	r := start(t, render(t, jobSet(t, "hatch", ann, []string{"bash", "-c", script}, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	out := logs(r.c.Pod("hatch-w-0-0"), "app")
+	for _, want := range []string{
+		"attr broker.quorum=2\n", "attr broker.critical-ranks=0\n", "attr log-stderr-level=5\n",
+		"config resource.exclude=1\n", "config job-manager.max-jobs=7\n", "config resource.noverify=true\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the leader's output lacks %q", want)
+		}
+	}
+	if res.State != "Completed" {
+		t.Errorf("JobSet %s, want Completed", res.State)
+	}
+	if t.Failed() {
+		dump(t, res)
+	}
+}
