@@ -41,16 +41,23 @@ type Files struct {
 	Entrypoint string
 	// Broker is the broker configuration (plan.BrokerConfig).
 	Broker string
+	// Setup is the setup setting's script as the user wrote it
+	// (plan.SetupScript), "" for none.
+	Setup string
 }
 
 // Map returns the files keyed by their ConfigMap keys, ready to be the
 // ConfigMap's data.
 func (f Files) Map() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		plan.InitScript:       f.Init,
 		plan.EntrypointScript: f.Entrypoint,
 		plan.BrokerConfig:     f.Broker,
 	}
+	if f.Setup != "" {
+		m[plan.SetupScript] = f.Setup
+	}
+	return m
 }
 
 var (
@@ -62,6 +69,8 @@ var (
 	interactiveText string
 	//go:embed entrypoint-launcher.sh.tmpl
 	launcherText string
+	//go:embed entrypoint-setup.sh.tmpl
+	setupText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
 	//go:embed broker.toml.tmpl
@@ -155,6 +164,7 @@ func Render(p *plan.Plan) (Files, error) {
 	if f.Broker, err = renderBroker(p); err != nil {
 		return Files{}, err
 	}
+	f.Setup = p.Setup
 	if err := checkBroker(f.Broker, len(p.Groups)); err != nil {
 		return Files{}, err
 	}
@@ -232,6 +242,16 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
 	vals["interactive"] = attrs.String() + interactive
+	// The setup script is a file of its own: only its path, a constant,
+	// is in this script.
+	vals["setup"] = ""
+	if p.Setup != "" {
+		setup, err := fill(plan.EntrypointScript, setupText, sh.all(map[string]any{"SetupPath": plan.ConfigDir + "/" + plan.SetupScript}))
+		if err != nil {
+			return "", err
+		}
+		vals["setup"] = "\n" + strings.TrimSuffix(setup, "\n")
+	}
 	var err error
 	if vals["program"], err = fill(plan.EntrypointScript, strings.TrimSuffix(programText, "\n"), program); err != nil {
 		return "", err

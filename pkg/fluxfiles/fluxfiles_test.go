@@ -173,6 +173,7 @@ func variants() []variant {
 		// flux run is planned.
 		{"launcher mode", newPlan([]group{{"driver", 1, 1, "js-driver-0-0"}, {"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
 			p.Launcher = true
+			p.Setup = "export A=1\n"
 			level := 6
 			p.LogLevel, p.BrokerAttributes = &level, []string{"broker.quorum=2", "log-filename=/tmp/b.log"}
 			p.BrokerConfig = map[string]any{"resource": map[string]any{"exclude": "1"}, "job-manager": map[string]any{"max-jobs": int64(7)}}

@@ -79,6 +79,7 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 		BrokerAttributes: s.BrokerAttributes,
 		BrokerConfig:     s.BrokerConfig,
 		LogLevel:         s.LogLevel,
+		Setup:            s.Setup,
 		ShmSize:          s.ShmSize,
 		Groups:           groups,
 	}

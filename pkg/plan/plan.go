@@ -39,6 +39,9 @@ const (
 	InitScript       = "init.sh"
 	EntrypointScript = "entrypoint.sh"
 	BrokerConfig     = "broker.toml"
+	// SetupScript is the ConfigMap key of the setup setting's script,
+	// present only when it is set.
+	SetupScript = "setup.sh"
 	// CertKey is the key of the certificate in the Secret.
 	CertKey = "curve.cert"
 
@@ -156,6 +159,9 @@ type Plan struct {
 	// BrokerConfig is extra broker TOML (tables of keys the function does
 	// not write), merged into broker.toml.
 	BrokerConfig map[string]any
+	// Setup is shell text every pod sources before Flux starts ("" for
+	// none), shipped as SetupScript.
+	Setup string
 	// RunOptions are extra flux run options, one word each.
 	RunOptions []string
 	// ShmSize is the sizeLimit of the /dev/shm emptyDir ("" for none).

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -140,6 +141,9 @@ var definitions = []definition{
 		}
 		s.LogLevel = &n
 		return nil
+	}},
+	{"setup", "setup", String, func(s *Settings, raw string) error {
+		return store(&s.Setup, raw, checkSetup)
 	}},
 	{"curve-secret", "curveSecret", String, func(s *Settings, raw string) error {
 		return store(&s.CurveSecret, raw, checkSubdomain)
@@ -365,4 +369,23 @@ func parseRunOptions(raw string) ([]string, error) {
 		}
 	}
 	return words, nil
+}
+
+// maxSetup bounds the setup script: it is shipped in the ConfigMap, which
+// Kubernetes caps at 1 MiB with everything else in it.
+const maxSetup = 64 << 10
+
+// checkSetup accepts shell text to be shipped as a file of its own, never
+// spliced into a generated script, so its content needs no quoting; it
+// only has to be text a ConfigMap can hold.
+func checkSetup(raw string) error {
+	switch {
+	case len(raw) > maxSetup:
+		return fmt.Errorf("is %d bytes; at most %d are allowed (source a script from the image for more)", len(raw), maxSetup)
+	case !utf8.ValidString(raw) || strings.ContainsRune(raw, 0):
+		return errors.New("must be UTF-8 text without NUL bytes (a shell script)")
+	case strings.TrimSpace(raw) == "":
+		return errors.New("is empty; remove the setting instead")
+	}
+	return nil
 }

@@ -53,7 +53,9 @@ type Settings struct {
 	// none of which the function writes itself.
 	BrokerConfig map[string]any
 	// LogLevel is the broker's log-stderr-level; nil leaves Flux's default.
-	LogLevel    *int
+	LogLevel *int
+	// Setup is shell text sourced on every pod before Flux starts.
+	Setup       string
 	CurveSecret string
 	ShmSize     string
 
@@ -253,3 +255,9 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Verbatim reports whether a setting's value is shell text shipped as a
+// file of its own (setup.sh), never spliced into a generated script: any
+// character is fine in it, so the checks that every other accepted value
+// is free of shell, TOML and URI syntax do not apply to it.
+func Verbatim(name string) bool { return name == "setup" }

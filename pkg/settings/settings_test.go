@@ -131,6 +131,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"0", "7", "4"},
 			bad:  map[string]string{"8": "from 0 to 7", "-1": "from 0 to 7", "debug": "whole number", "": "whole number"},
 		},
+		"setup": {
+			good: []string{". /opt/intel/oneapi/setvars.sh", "export A=1\nmodule load x\n", "echo 'it''s $HOME'"},
+			bad:  map[string]string{"": "is empty", " \n": "is empty", "a\x00b": "NUL", "\xff": "UTF-8", strings.Repeat("#", 64<<10+1): "at most 65536"},
+		},
 		"launcher": {
 			good: []string{"true", "false"},
 			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "": `"true" or "false"`},

@@ -88,3 +88,27 @@ echo "config resource.noverify=$(flux config get resource.noverify)"`
 		dump(t, res)
 	}
 }
+
+// TestSetup: the setup script is sourced on every pod before Flux starts,
+// and what it exports reaches the job on every node; a shift in it does
+// not eat the container's command.
+func TestSetup(t *testing.T) {
+	requireEnv(t)
+	groups := []group{{name: "w", replicas: 1, completions: 2}}
+	ann := map[string]string{"flux-framework.org/setup": "shift\nexport SETUP_VAR=\"from setup on $(hostname)\"\n"}
+	r := start(t, render(t, jobSet(t, "setup", ann, []string{"bash", "-c", `echo "job on $(hostname) sees: $SETUP_VAR"`}, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	out := logs(r.c.Pod("setup-w-0-0"), "app")
+	// The job's environment is the submitting broker's (rank 0's).
+	for _, h := range hostnames("setup", groups...) {
+		if want := "job on " + h + " sees: from setup on setup-w-0-0\n"; !strings.Contains(out, want) {
+			t.Errorf("the leader's output lacks %q", want)
+		}
+	}
+	if res.State != "Completed" {
+		t.Errorf("JobSet %s, want Completed", res.State)
+	}
+	if t.Failed() {
+		dump(t, res)
+	}
+}
