@@ -71,6 +71,8 @@ var (
 	launcherText string
 	//go:embed entrypoint-setup.sh.tmpl
 	setupText string
+	//go:embed entrypoint-findflux.sh.tmpl
+	findFluxText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
 	//go:embed broker.toml.tmpl
@@ -217,7 +219,8 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		programText, interactive, program = interactiveText, "\n    -Sbroker.rc2_none=1", values{}
 	}
 	vals := sh.all(map[string]any{
-		"ViewDir":              plan.ViewDir,
+		"ViewDir":              viewDir(p),
+		"NoFluxHint":           noFluxHint(p),
 		"RunDir":               plan.RunDir,
 		"CertPath":             plan.CertPath,
 		"CertSource":           plan.CertSourcePath,
@@ -242,6 +245,10 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
 	vals["interactive"] = attrs.String() + interactive
+	vals["findFlux"] = ""
+	if p.ImageFlux && p.FluxPath == "" {
+		vals["findFlux"] = "\n" + strings.TrimSuffix(findFluxText, "\n")
+	}
 	// The setup script is a file of its own: only its path, a constant,
 	// is in this script.
 	vals["setup"] = ""
@@ -257,6 +264,23 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		return "", err
 	}
 	return fill(plan.EntrypointScript, entrypointText, vals)
+}
+
+// viewDir is the prefix flux is run from: the view's copy, the image's
+// flux-path, or "" for the image's PATH (found at run time).
+func viewDir(p *plan.Plan) string {
+	if !p.ImageFlux {
+		return plan.ViewDir
+	}
+	return p.FluxPath
+}
+
+// noFluxHint says why flux may be missing, for the mode in use.
+func noFluxHint(p *plan.Plan) string {
+	if p.ImageFlux {
+		return "flux-path must be the prefix of the image's Flux (flux is <prefix>/bin/flux)"
+	}
+	return "the flux-installer init container did not install the view"
 }
 
 func renderBroker(p *plan.Plan) (string, error) {

@@ -169,6 +169,10 @@ func variants() []variant {
 			gpus(2, 2, 1)(p)
 			p.Groups[0].Cores, p.Groups[0].GPUs, p.Groups[0].RunsJob = 2, 0, false
 		})},
+		// The image's own Flux, found on PATH at run time.
+		{"image flux on PATH", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			p.ImageFlux, p.ViewImage = true, ""
+		})},
 		// Launcher mode: the command is flux start's initial program; no
 		// flux run is planned.
 		{"launcher mode", newPlan([]group{{"driver", 1, 1, "js-driver-0-0"}, {"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {

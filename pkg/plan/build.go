@@ -86,6 +86,7 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 	if s.CurveSecret != "" {
 		p.SecretName = s.CurveSecret
 	}
+	found.Add(imageFlux(p, &s))
 	for _, rj := range js.ReplicatedJobs {
 		for _, c := range rj.Pod.Containers {
 			if _, wrapped := Unwrap(c.Command); wrapped {
@@ -540,6 +541,23 @@ func gpuField(c *jobset.Container) string {
 		return c.GPUPath
 	}
 	return c.Path + ".resources"
+}
+
+// imageFlux decides where Flux comes from: the view image (copied by the
+// init container), or the app image itself (view-image none, or a
+// flux-path, which implies it). A view image named together with a
+// flux-path is a contradiction, not a precedence question.
+func imageFlux(p *Plan, s *settings.Settings) finding.List {
+	var found finding.List
+	p.FluxPath = s.FluxPath
+	p.ImageFlux = s.ViewImage == settings.NoView || s.FluxPath != ""
+	if s.FluxPath != "" && s.ViewImage != settings.NoView && s.Origin("view-image") != "" {
+		found.Errorf(s.Origin("flux-path"), "flux-path says the image carries Flux, but view-image is %q (%s); set view-image to \"none\" or remove it, or remove flux-path", s.ViewImage, s.Origin("view-image"))
+	}
+	if p.ImageFlux {
+		p.ViewImage = ""
+	}
+	return found
 }
 
 // launcherConflicts rejects, before anything is derived, the settings that

@@ -264,6 +264,7 @@ func TestBuildErrors(t *testing.T) {
 		{"launcher with run-options", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/run-options": "-o pmi=pmix"}, "w:1:2"), "run-options shapes the flux run of the command, but launcher is true"},
 		{"launcher and interactive", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/interactive": "true"}, "w:1:2"), "interactive and launcher are both true"},
 		{"launcher without command", strings.Replace(jobsetYAML(map[string]string{"flux-framework.org/launcher": "true"}, "w:1:2"), "command: [run]", "", 1), "launcher is true (metadata.annotations[flux-framework.org/launcher]) but the container has no command"},
+		{"flux-path with a view image", jobsetYAML(map[string]string{"flux-framework.org/flux-path": "/opt/flux", "flux-framework.org/view-image": "ghcr.io/x/view:1"}, "w:1:2"), "flux-path says the image carries Flux, but view-image is \"ghcr.io/x/view:1\" (metadata.annotations[flux-framework.org/view-image])"},
 		{"mount overlap", jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: x\n  mountPath: /mnt/flux"), "overlaps a path jobset-flux mounts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -442,5 +443,22 @@ func TestLauncher(t *testing.T) {
 	cfg := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{"launcher": {Value: "true", Path: "data.launcher"}}}
 	if p, found := Build(read(t, off), cfg); p == nil || p.Launcher {
 		t.Errorf("annotation launcher=false over config true: plan %v, errors %v", p != nil, errorsOf(found))
+	}
+}
+
+// TestImageFlux: view-image none or a flux-path means the image's own Flux.
+func TestImageFlux(t *testing.T) {
+	for _, tc := range []struct {
+		ann  map[string]string
+		path string
+	}{
+		{map[string]string{"flux-framework.org/view-image": "none"}, ""},
+		{map[string]string{"flux-framework.org/flux-path": "/opt/flux"}, "/opt/flux"},
+		{map[string]string{"flux-framework.org/view-image": "none", "flux-framework.org/flux-path": "/usr"}, "/usr"},
+	} {
+		p, found := Build(read(t, jobsetYAML(tc.ann, "w:1:2")), settings.Layer{})
+		if p == nil || !p.ImageFlux || p.FluxPath != tc.path || p.ViewImage != "" {
+			t.Errorf("%v: plan %+v, errors %v; want image Flux at %q", tc.ann, p, errorsOf(found), tc.path)
+		}
 	}
 }

@@ -122,6 +122,11 @@ type Plan struct {
 
 	// ViewImage is the flux-view image of the init container.
 	ViewImage string
+	// ImageFlux: the app image carries Flux (view-image none, or
+	// flux-path): no init container, no view volumes. FluxPath is its
+	// prefix; "" means the first flux on the image's PATH.
+	ImageFlux bool
+	FluxPath  string
 	// Groups are the replicatedJobs of the instance, in rank order.
 	Groups []Group
 	// Brokers is the number of pods (ranks) in the instance.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,10 @@ const (
 
 var definitions = []definition{
 	{"view-image", "viewImage", String, func(s *Settings, raw string) error {
+		if raw == NoView {
+			s.ViewImage = raw
+			return nil
+		}
 		return store(&s.ViewImage, raw, checkImage)
 	}},
 	{"tasks-per-node", "tasksPerNode", Integer, func(s *Settings, raw string) error {
@@ -141,6 +146,9 @@ var definitions = []definition{
 		}
 		s.LogLevel = &n
 		return nil
+	}},
+	{"flux-path", "fluxPath", String, func(s *Settings, raw string) error {
+		return store(&s.FluxPath, raw, checkFluxPath)
 	}},
 	{"setup", "setup", String, func(s *Settings, raw string) error {
 		return store(&s.Setup, raw, checkSetup)
@@ -386,6 +394,20 @@ func checkSetup(raw string) error {
 		return errors.New("must be UTF-8 text without NUL bytes (a shell script)")
 	case strings.TrimSpace(raw) == "":
 		return errors.New("is empty; remove the setting instead")
+	}
+	return nil
+}
+
+// NoView is the view-image value for images that carry Flux themselves.
+const NoView = "none"
+
+// A Flux installation prefix: an absolute path of plain components, so
+// that it means the same to the shell, in a log line and on disk.
+var fluxPathPattern = lazyRegexp(`^(/[A-Za-z0-9._+-]+)+$`)
+
+func checkFluxPath(raw string) error {
+	if len(raw) > 256 || !fluxPathPattern().MatchString(raw) || slices.Contains(strings.Split(raw, "/"), "..") || slices.Contains(strings.Split(raw, "/"), ".") {
+		return fmt.Errorf("must be the absolute prefix Flux is installed under, like /usr or /opt/flux (flux is <prefix>/bin/flux), got %s", quote(raw))
 	}
 	return nil
 }

@@ -54,6 +54,9 @@ type Settings struct {
 	BrokerConfig map[string]any
 	// LogLevel is the broker's log-stderr-level; nil leaves Flux's default.
 	LogLevel *int
+	// FluxPath is the prefix of the image's own Flux ("" for none, or for
+	// the first flux on PATH when ViewImage is NoView).
+	FluxPath string
 	// Setup is shell text sourced on every pod before Flux starts.
 	Setup       string
 	CurveSecret string

@@ -20,7 +20,7 @@ func TestCheck(t *testing.T) {
 		bad  map[string]string // value -> phrase of the error
 	}{
 		"view-image": {
-			good: []string{"ghcr.io/converged-computing/flux-view-ubuntu:tag-noble", "localhost:5000/view:1", "view", "a/b/c@sha256:" + strings.Repeat("a", 64), "ghcr.io/x/y:tag@sha256:" + strings.Repeat("0", 64)},
+			good: []string{"ghcr.io/converged-computing/flux-view-ubuntu:tag-noble", "localhost:5000/view:1", "view", "none", "a/b/c@sha256:" + strings.Repeat("a", 64), "ghcr.io/x/y:tag@sha256:" + strings.Repeat("0", 64)},
 			bad: map[string]string{
 				"":                    "must be an image reference",
 				"Ghcr.io/X/Y":         "must be an image reference",
@@ -130,6 +130,10 @@ func TestCheck(t *testing.T) {
 		"log-level": {
 			good: []string{"0", "7", "4"},
 			bad:  map[string]string{"8": "from 0 to 7", "-1": "from 0 to 7", "debug": "whole number", "": "whole number"},
+		},
+		"flux-path": {
+			good: []string{"/usr", "/opt/flux", "/opt/flux-0.88.0/x_y+z"},
+			bad:  map[string]string{"": "absolute prefix", "usr": "absolute prefix", "/": "absolute prefix", "/opt/": "absolute prefix", "/opt/../etc": "absolute prefix", "/opt/./x": "absolute prefix", "/opt/$(id)": "absolute prefix", "/opt/a b": "absolute prefix", "/" + strings.Repeat("a", 256): "absolute prefix"},
 		},
 		"setup": {
 			good: []string{". /opt/intel/oneapi/setvars.sh", "export A=1\nmodule load x\n", "echo 'it''s $HOME'"},

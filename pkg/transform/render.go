@@ -111,20 +111,29 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 	}
 	c := containers.Content[g.Container]
 
-	init := ensureSeq(pod, "initContainers")
-	init.Content = append(init.Content, installer(p, g))
-
+	// An image with its own Flux needs no copy of the view: no init
+	// container and no software volume (whose mount would hide the
+	// image's own /opt/software). The install volume stays: it holds the
+	// broker's private state.
+	if !p.ImageFlux {
+		init := ensureSeq(pod, "initContainers")
+		init.Content = append(init.Content, installer(p, g))
+	}
 	volumes := ensureSeq(pod, "volumes")
+	volumes.Content = append(volumes.Content, mapping("name", plan.InstallVolume, "emptyDir", mapping()))
+	if !p.ImageFlux {
+		volumes.Content = append(volumes.Content, mapping("name", plan.SoftwareVolume, "emptyDir", mapping()))
+	}
 	volumes.Content = append(volumes.Content,
-		mapping("name", plan.InstallVolume, "emptyDir", mapping()),
-		mapping("name", plan.SoftwareVolume, "emptyDir", mapping()),
 		mapping("name", plan.ConfigVolume, "configMap", mapping("name", p.ConfigMapName, "defaultMode", octal(scriptsMode))),
 		mapping("name", plan.CurveVolume, "secret", mapping("secretName", p.SecretName, "defaultMode", octal(certMode))),
 	)
 	mounts := ensureSeq(c, "volumeMounts")
+	mounts.Content = append(mounts.Content, mapping("name", plan.InstallVolume, "mountPath", plan.InstallDir))
+	if !p.ImageFlux {
+		mounts.Content = append(mounts.Content, mapping("name", plan.SoftwareVolume, "mountPath", plan.SoftwareDir))
+	}
 	mounts.Content = append(mounts.Content,
-		mapping("name", plan.InstallVolume, "mountPath", plan.InstallDir),
-		mapping("name", plan.SoftwareVolume, "mountPath", plan.SoftwareDir),
 		mapping("name", plan.ConfigVolume, "mountPath", plan.ConfigDir, "readOnly", true),
 		mapping("name", plan.CurveVolume, "mountPath", plan.CurveDir, "readOnly", true),
 	)

@@ -1,8 +1,11 @@
 package flux
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
 )
 
 // TestLauncher: with launcher mode the command is the instance's initial
@@ -110,5 +113,49 @@ func TestSetup(t *testing.T) {
 	}
 	if t.Failed() {
 		dump(t, res)
+	}
+}
+
+// TestImageFlux: an app image with Flux installed under its own prefix
+// (a stand-in: the host's root with the view build's /opt laid over it,
+// so flux is /opt/view/bin/flux) boots without the view: no flux-installer
+// init container, no view volumes; once with flux-path, once found on the
+// image's PATH with view-image none.
+func TestImageFlux(t *testing.T) {
+	requireEnv(t)
+	const appImage = "example.com/hpc-with-flux:1.0"
+	withFlux := kubelet.HostImage(map[string][]string{"opt": {filepath.Join(env.view, "full/opt")}})
+	onPath := withFlux
+	onPath.Env = []string{"PATH=" + kubelet.DefaultPath + ":/opt/view/bin"}
+	for _, tc := range []struct {
+		name  string
+		ann   map[string]string
+		image kubelet.Image
+	}{
+		{"flux-path", map[string]string{"flux-framework.org/flux-path": "/opt/view"}, withFlux},
+		{"on PATH", map[string]string{"flux-framework.org/view-image": "none"}, onPath},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"; [ "$FLUX_TASK_RANK" != 0 ] || flux module list | grep -c sched-fluxion-qmanager | sed 's/^/fluxion /'`}}
+			groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr}}
+			rendered := render(t, jobSet(t, "own", tc.ann, nil, groups...))
+			if strings.Contains(string(rendered), "flux-installer\n") || strings.Contains(string(rendered), "flux-software") {
+				t.Fatalf("the render still has the view's init container or volume:\n%s", rendered)
+			}
+			r := start(t, rendered, map[string]kubelet.Image{appImage: tc.image})
+			res := r.wait(instanceTimeout)
+			out := logs(r.c.Pod("own-w-0-0"), "app")
+			for _, want := range []string{"task 0 on own-w-0-0\n", "task 1 on own-w-0-1\n", "fluxion 1\n"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the leader's output lacks %q", want)
+				}
+			}
+			if res.State != "Completed" {
+				t.Errorf("JobSet %s, want Completed", res.State)
+			}
+			if t.Failed() {
+				dump(t, res)
+			}
+		})
 	}
 }
