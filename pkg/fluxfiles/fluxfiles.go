@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,16 +41,23 @@ type Files struct {
 	Entrypoint string
 	// Broker is the broker configuration (plan.BrokerConfig).
 	Broker string
+	// Setup is the setup setting's script as the user wrote it
+	// (plan.SetupScript), "" for none.
+	Setup string
 }
 
 // Map returns the files keyed by their ConfigMap keys, ready to be the
 // ConfigMap's data.
 func (f Files) Map() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		plan.InitScript:       f.Init,
 		plan.EntrypointScript: f.Entrypoint,
 		plan.BrokerConfig:     f.Broker,
 	}
+	if f.Setup != "" {
+		m[plan.SetupScript] = f.Setup
+	}
+	return m
 }
 
 var (
@@ -59,6 +67,12 @@ var (
 	entrypointText string
 	//go:embed entrypoint-interactive.sh.tmpl
 	interactiveText string
+	//go:embed entrypoint-launcher.sh.tmpl
+	launcherText string
+	//go:embed entrypoint-setup.sh.tmpl
+	setupText string
+	//go:embed entrypoint-findflux.sh.tmpl
+	findFluxText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
 	//go:embed broker.toml.tmpl
@@ -152,7 +166,11 @@ func Render(p *plan.Plan) (Files, error) {
 	if f.Broker, err = renderBroker(p); err != nil {
 		return Files{}, err
 	}
+	f.Setup = p.Setup
 	if err := checkBroker(f.Broker, len(p.Groups)); err != nil {
+		return Files{}, err
+	}
+	if err := checkExtra(f.Broker, p.BrokerConfig); err != nil {
 		return Files{}, err
 	}
 	return f, nil
@@ -191,12 +209,18 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	}
 	program["runOptions"] = opts.String()
 	programText, interactive := runText, ""
+	if p.Launcher {
+		// The command itself is the initial program: rank 0 runs it
+		// once, inside the instance, and exits with its exit code.
+		programText, program = launcherText, values{}
+	}
 	if p.Interactive {
 		// No initial program: the instance stays up until flux shutdown.
 		programText, interactive, program = interactiveText, "\n    -Sbroker.rc2_none=1", values{}
 	}
 	vals := sh.all(map[string]any{
-		"ViewDir":              plan.ViewDir,
+		"ViewDir":              viewDir(p),
+		"NoFluxHint":           noFluxHint(p),
 		"RunDir":               plan.RunDir,
 		"CertPath":             plan.CertPath,
 		"CertSource":           plan.CertSourcePath,
@@ -208,12 +232,55 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	if sh.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
-	vals["interactive"] = interactive
+	// Extra attributes after the computed ones: the settings refuse any
+	// the entrypoint sets, so none is given twice.
+	var attrs strings.Builder
+	if p.LogLevel != nil {
+		attrs.WriteString("\n    " + sh.one("log level", fmt.Sprintf("-Slog-stderr-level=%d", *p.LogLevel)))
+	}
+	for _, a := range p.BrokerAttributes {
+		attrs.WriteString("\n    " + sh.one("broker attribute", "-S"+a))
+	}
+	if sh.err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
+	}
+	vals["interactive"] = attrs.String() + interactive
+	vals["findFlux"] = ""
+	if p.ImageFlux && p.FluxPath == "" {
+		vals["findFlux"] = "\n" + strings.TrimSuffix(findFluxText, "\n")
+	}
+	// The setup script is a file of its own: only its path, a constant,
+	// is in this script.
+	vals["setup"] = ""
+	if p.Setup != "" {
+		setup, err := fill(plan.EntrypointScript, setupText, sh.all(map[string]any{"SetupPath": plan.ConfigDir + "/" + plan.SetupScript}))
+		if err != nil {
+			return "", err
+		}
+		vals["setup"] = "\n" + strings.TrimSuffix(setup, "\n")
+	}
 	var err error
 	if vals["program"], err = fill(plan.EntrypointScript, strings.TrimSuffix(programText, "\n"), program); err != nil {
 		return "", err
 	}
 	return fill(plan.EntrypointScript, entrypointText, vals)
+}
+
+// viewDir is the prefix flux is run from: the view's copy, the image's
+// flux-path, or "" for the image's PATH (found at run time).
+func viewDir(p *plan.Plan) string {
+	if !p.ImageFlux {
+		return plan.ViewDir
+	}
+	return p.FluxPath
+}
+
+// noFluxHint says why flux may be missing, for the mode in use.
+func noFluxHint(p *plan.Plan) string {
+	if p.ImageFlux {
+		return "flux-path must be the prefix of the image's Flux (flux is <prefix>/bin/flux)"
+	}
+	return "the flux-installer init container did not install the view"
 }
 
 func renderBroker(p *plan.Plan) (string, error) {
@@ -254,7 +321,75 @@ func renderBroker(p *plan.Plan) (string, error) {
 	if toml.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, toml.err)
 	}
+	if err := mergeExtra(vals, p.BrokerConfig); err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: broker-config: %w", plan.BrokerConfig, err)
+	}
 	return fill(plan.BrokerConfig, brokerText, vals)
+}
+
+// The tables the template writes, with the placeholder at the end of each
+// one's own keys: TOML forbids opening a table twice, so the user's keys
+// for these tables go inside them, and every other table goes at the end.
+var templateTables = map[string]string{
+	"resource":               "resourceExtra",
+	"sched-fluxion-qmanager": "qmanagerExtra",
+	"access":                 "accessExtra",
+}
+
+// mergeExtra fills the placeholders with the user's broker TOML. Nested
+// tables are written inline, so every key lands in the table it names
+// whatever follows it in the file (a [resource.x] header there would end
+// [resource] before the [[resource.config]] entries, which is legal, but
+// inline tables keep one rule for every case). The rendered file is parsed
+// back by checkBroker, and checkExtra proves every user value is in it.
+func mergeExtra(vals values, extra map[string]any) error {
+	for _, ph := range templateTables {
+		vals[ph] = ""
+	}
+	vals["extra"] = ""
+	var rest strings.Builder
+	for _, table := range slices.Sorted(maps.Keys(extra)) {
+		sub, ok := extra[table].(map[string]any)
+		if !ok {
+			return fmt.Errorf("top-level key %q is not a table", table)
+		}
+		body, err := inlineBody(sub)
+		if err != nil {
+			return err
+		}
+		if ph, ok := templateTables[table]; ok {
+			vals[ph] = "\n# From broker-config.\n" + body
+			continue
+		}
+		name, err := tomlKey(table)
+		if err != nil {
+			return err
+		}
+		rest.WriteString("\n\n# From broker-config.\n[" + name + "]\n" + body)
+	}
+	vals["extra"] = rest.String()
+	return nil
+}
+
+// inlineBody encodes a table's keys as key = value lines, nested tables
+// inline.
+func inlineBody(sub map[string]any) (string, error) {
+	var b bytes.Buffer
+	enc := toml.NewEncoder(&b)
+	enc.SetTablesInline(true)
+	if err := enc.Encode(sub); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// tomlKey is a table name as a TOML key: bare when it can be, quoted
+// otherwise.
+func tomlKey(name string) (string, error) {
+	if name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == "" {
+		return name, nil
+	}
+	return tomlValue(name)
 }
 
 // checkBroker parses the rendered configuration back. The templates quote
@@ -273,6 +408,27 @@ func checkBroker(s string, groups int) error {
 	if len(doc.Bootstrap.Hosts) != groups {
 		return fmt.Errorf("fluxfiles: rendered %s has %d bootstrap hosts entries, want one per group (%d)",
 			plan.BrokerConfig, len(doc.Bootstrap.Hosts), groups)
+	}
+	return nil
+}
+
+// checkExtra proves the merge: every key of the user's broker TOML is in
+// the rendered file with the user's value.
+func checkExtra(s string, extra map[string]any) error {
+	if len(extra) == 0 {
+		return nil
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal([]byte(s), &doc); err != nil {
+		return fmt.Errorf("fluxfiles: rendered %s is not valid TOML: %w", plan.BrokerConfig, err)
+	}
+	for table, sub := range extra {
+		got, _ := doc[table].(map[string]any)
+		for key, want := range sub.(map[string]any) {
+			if !reflect.DeepEqual(got[key], want) {
+				return fmt.Errorf("fluxfiles: rendered %s has %s.%s = %v, want broker-config's %v", plan.BrokerConfig, table, key, got[key], want)
+			}
+		}
 	}
 	return nil
 }
@@ -307,10 +463,13 @@ func check(p *plan.Plan) error {
 	if p.Brokers != pods {
 		bad("brokers is %d but the groups have %d pods", p.Brokers, pods)
 	}
-	if p.Tasks < 1 {
+	if p.Tasks < 1 && !p.Launcher {
 		bad("tasks is %d, want at least 1", p.Tasks)
 	}
 	jobNodes := 0
+	if p.Launcher && p.Interactive {
+		bad("launcher and interactive are exclusive")
+	}
 	for i, g := range p.Groups {
 		if g.Cores < 1 {
 			bad("group %d (%q) has %d cores per node, want at least 1", i, g.Name, g.Cores)
@@ -328,10 +487,11 @@ func check(p *plan.Plan) error {
 			}
 		}
 	}
-	if p.JobNodes < 1 || p.JobNodes != jobNodes {
+	// A launcher plans no flux run, so there is no job to fit.
+	if !p.Launcher && (p.JobNodes < 1 || p.JobNodes != jobNodes) {
 		bad("the job runs on %d nodes but its groups have %d pods", p.JobNodes, jobNodes)
 	}
-	if p.Tasks != p.JobNodes*p.TasksPerNode {
+	if !p.Launcher && p.Tasks != p.JobNodes*p.TasksPerNode {
 		bad("tasks is %d, want %d nodes x %d tasks per node", p.Tasks, p.JobNodes, p.TasksPerNode)
 	}
 	if p.GPUsPerTask < 0 || p.CoresPerTask < 0 {

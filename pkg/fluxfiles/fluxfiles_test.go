@@ -169,6 +169,23 @@ func variants() []variant {
 			gpus(2, 2, 1)(p)
 			p.Groups[0].Cores, p.Groups[0].GPUs, p.Groups[0].RunsJob = 2, 0, false
 		})},
+		// The image's own Flux, found on PATH at run time.
+		{"image flux on PATH", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			p.ImageFlux, p.ViewImage = true, ""
+		})},
+		// Launcher mode: the command is flux start's initial program; no
+		// flux run is planned.
+		{"launcher mode", newPlan([]group{{"driver", 1, 1, "js-driver-0-0"}, {"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			p.Launcher = true
+			p.Setup = "export A=1\n"
+			level := 6
+			p.LogLevel, p.BrokerAttributes = &level, []string{"broker.quorum=2", "log-filename=/tmp/b.log"}
+			p.BrokerConfig = map[string]any{"resource": map[string]any{"exclude": "1"}, "job-manager": map[string]any{"max-jobs": int64(7)}}
+			p.JobNodes, p.TasksPerNode, p.Tasks, p.CoresPerTask, p.GPUsPerTask = 0, 0, 0, 0, 0
+			for i := range p.Groups {
+				p.Groups[i].RunsJob = false
+			}
+		})},
 	}
 }
 
@@ -192,6 +209,17 @@ func TestBrokerTOML(t *testing.T) {
 			var doc map[string]any
 			if err := toml.Unmarshal([]byte(f.Broker), &doc); err != nil {
 				t.Fatalf("broker.toml does not parse: %v\n%s", err, f.Broker)
+			}
+			// broker-config's own keys (TestBrokerExtra checks them): the
+			// rest is the function's.
+			for name, extra := range p.BrokerConfig {
+				tbl, _ := doc[name].(map[string]any)
+				for k := range extra.(map[string]any) {
+					delete(tbl, k)
+				}
+				if len(tbl) == 0 {
+					delete(doc, name)
+				}
 			}
 			if got, want := sortedKeys(doc), []string{"access", "bootstrap", "resource", "sched-fluxion-qmanager"}; !slices.Equal(got, want) {
 				t.Errorf("tables = %v, want %v", got, want)

@@ -443,6 +443,12 @@ func TestSandboxLeader(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			p := v.plan
+			if p.Launcher {
+				t.Skip("the launcher runs the command itself: TestSandboxLauncher")
+			}
+			if p.ImageFlux {
+				t.Skip("the sandbox installs a view; the image's own Flux runs in test/flux TestImageFlux")
+			}
 			pd := newPod(t, p, 0o444, 0)
 			pd.installView()
 			r := pd.runAs("app", nil, rankEnv(0, 0), hostileArgs...)
@@ -520,17 +526,60 @@ func TestSandboxExitCodes(t *testing.T) {
 	}
 }
 
+// TestSandboxLauncher: in launcher mode the user's words are flux start's
+// initial program, after --, with no flux run; rank 0 exits with the
+// program's code, followers with 0.
+func TestSandboxLauncher(t *testing.T) {
+	requireSandbox(t)
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.Launcher = true })
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	user := []string{"bash", "-c", `[[ $FLUX_URI == local:///stub/local ]] && exit 5`}
+	for _, rank := range []int{0, 1} {
+		t.Run(fmt.Sprintf("rank %d", rank), func(t *testing.T) {
+			r := pd.runAs("app", nil, rankEnv(rank, 0), user...)
+			want := 5
+			if rank != 0 {
+				want = 0
+			}
+			if r.code != want {
+				t.Errorf("container exited %d, want %d:\n%s", r.code, want, r.stderr)
+			}
+			if r.run != nil {
+				t.Errorf("launcher mode ran flux run %q", r.run.argv)
+			}
+			if wantArgv := append(append(expectedStart(p), "--"), user...); r.start == nil || !slices.Equal(r.start.argv, wantArgv) {
+				t.Errorf("flux start argv\n got %+v\nwant %q", r.start, wantArgv)
+			}
+		})
+	}
+	// A worker without a command serves: its broker starts with no
+	// program.
+	r := pd.runAs("app", nil, rankEnv(1, 0))
+	if r.code != 0 || r.start == nil || !slices.Equal(r.start.argv, expectedStart(p)) {
+		t.Errorf("launcher worker without a command: exit %d, flux start %+v, want %q", r.code, r.start, expectedStart(p))
+	}
+	checkLog(t, r.stderr, "jobset-flux: ", "no command: this broker only serves the instance")
+}
+
+// TestSandboxNoCommand: a worker whose container has no command (the
+// render refuses that only on rank 0's) starts its broker with no initial
+// program and serves; it must not die, or its Job fails the JobSet.
 func TestSandboxNoCommand(t *testing.T) {
 	requireSandbox(t)
-	pd := newPod(t, newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil), 0o444, 0)
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil)
+	pd := newPod(t, p, 0o444, 0)
 	pd.installView()
-	r := pd.runAs("app", nil, rankEnv(0, 0))
-	if r.code == 0 {
-		t.Fatalf("entrypoint succeeded with no command:\n%s", r.stderr)
+	r := pd.runAs("app", nil, rankEnv(1, 0))
+	if r.code != 0 {
+		t.Fatalf("a worker without a command exited %d:\n%s", r.code, r.stderr)
 	}
-	checkLog(t, r.stderr, "jobset-flux: ", "no command to run")
-	if r.start != nil {
-		t.Errorf("flux start ran anyway: %q", r.start.argv)
+	checkLog(t, r.stderr, "jobset-flux: ", "no command: this broker only serves the instance")
+	if r.start == nil || !slices.Equal(r.start.argv, expectedStart(p)) {
+		t.Errorf("flux start %+v, want %q with no program", r.start, expectedStart(p))
+	}
+	if r.run != nil {
+		t.Errorf("flux run ran: %q", r.run.argv)
 	}
 }
 

@@ -55,31 +55,37 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 	}
 
 	p := &Plan{
-		Namespace:      js.Namespace,
-		Name:           js.Name,
-		Subdomain:      js.Subdomain,
-		ConfigMapName:  js.Name + ConfigMapSuffix,
-		SecretName:     js.Name + SecretSuffix,
-		GenerateSecret: s.CurveSecret == "",
-		ViewImage:      s.ViewImage,
-		NetworkDevice:  s.NetworkDevice,
-		Port:           s.Port,
-		QueuePolicy:    s.QueuePolicy,
-		ConnectTimeout: s.ConnectTimeout,
-		Topology:       s.Topology,
-		RunOptions:     s.RunOptions,
-		ShmSize:        s.ShmSize,
-		Groups:         groups,
+		Namespace:        js.Namespace,
+		Name:             js.Name,
+		Subdomain:        js.Subdomain,
+		ConfigMapName:    js.Name + ConfigMapSuffix,
+		SecretName:       js.Name + SecretSuffix,
+		GenerateSecret:   s.CurveSecret == "",
+		ViewImage:        s.ViewImage,
+		NetworkDevice:    s.NetworkDevice,
+		Port:             s.Port,
+		QueuePolicy:      s.QueuePolicy,
+		ConnectTimeout:   s.ConnectTimeout,
+		Topology:         s.Topology,
+		RunOptions:       s.RunOptions,
+		BrokerAttributes: s.BrokerAttributes,
+		BrokerConfig:     s.BrokerConfig,
+		LogLevel:         s.LogLevel,
+		Setup:            s.Setup,
+		ShmSize:          s.ShmSize,
+		Groups:           groups,
 	}
 	if s.CurveSecret != "" {
 		p.SecretName = s.CurveSecret
 	}
+	found.Add(imageFlux(p, &s))
 	found.Add(checkNames(js, p))
 	found.Add(checkNetwork(js, p))
 	for i := range p.Groups {
 		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i]))
 	}
 	found.Add(placeRanks(js, p))
+	found.Add(launcherConflicts(&s))
 	if found.HasErrors() {
 		return nil, found
 	}
@@ -392,6 +398,9 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 	if found.HasErrors() {
 		return found
 	}
+	if s.Launcher {
+		return launcherCores(p, s, container)
+	}
 
 	// The groups that run the job.
 	gpus := p.Groups[0].GPUs
@@ -500,12 +509,72 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 	return found
 }
 
+// launcherCores gives each group its cores when the command is the
+// instance's initial program: no flux run is planned, so no group has to
+// fit one; the broker's config describes each pod as it is, for whatever
+// jobs the program submits.
+func launcherCores(p *Plan, s *settings.Settings, container func(*Group) *jobset.Container) finding.List {
+	var found finding.List
+	for i := range p.Groups {
+		g, c := &p.Groups[i], container(&p.Groups[i])
+		switch {
+		case s.CoresPerNode != 0:
+			g.Cores = s.CoresPerNode
+		case c.CPUs > settings.MaxCoresPerNode:
+			found.Errorf(c.CPUPath, "gives %d cores per pod, more than the %d a Flux node may have (the bound of cores-per-node); lower it, or set flux-framework.org/cores-per-node", c.CPUs, settings.MaxCoresPerNode)
+		case c.CPUs > 0:
+			g.Cores = c.CPUs
+		default:
+			// Without a CPU figure, one core per GPU (at least one), as
+			// the default tasks-per-node would give.
+			g.Cores = max(1, g.GPUs)
+		}
+	}
+	return found
+}
+
 // gpuField is where a container's GPU count comes from, for messages.
 func gpuField(c *jobset.Container) string {
 	if c.GPUPath != "" {
 		return c.GPUPath
 	}
 	return c.Path + ".resources"
+}
+
+// imageFlux decides where Flux comes from: the view image (copied by the
+// init container), or the app image itself (view-image none, or a
+// flux-path, which implies it). A view image named together with a
+// flux-path is a contradiction, not a precedence question.
+func imageFlux(p *Plan, s *settings.Settings) finding.List {
+	var found finding.List
+	p.FluxPath = s.FluxPath
+	p.ImageFlux = s.ViewImage == settings.NoView || s.FluxPath != ""
+	if s.FluxPath != "" && s.ViewImage != settings.NoView && s.Origin("view-image") != "" {
+		found.Errorf(s.Origin("flux-path"), "flux-path says the image carries Flux, but view-image is %q (%s); set view-image to \"none\" or remove it, or remove flux-path", s.ViewImage, s.Origin("view-image"))
+	}
+	if p.ImageFlux {
+		p.ViewImage = ""
+	}
+	return found
+}
+
+// launcherConflicts rejects, before anything is derived, the settings that
+// shape the flux run a launcher never makes: silently ignoring them would
+// leave the user believing their tasks or options apply.
+func launcherConflicts(s *settings.Settings) finding.List {
+	var found finding.List
+	if !s.Launcher {
+		return found
+	}
+	for _, name := range []string{"tasks-per-node", "run-options"} {
+		if o := s.Origin(name); o != "" {
+			found.Errorf(o, "%s shapes the flux run of the command, but launcher is true (%s): the command is the instance's initial program, which runs once on rank 0 and submits its own jobs; remove %s, or set launcher to false", name, s.Origin("launcher"), name)
+		}
+	}
+	if s.Interactive != nil && *s.Interactive {
+		found.Errorf(s.Origin("interactive"), "interactive and launcher are both true (%s): an interactive instance runs no initial program, a launcher's is the command; set one of them to false", s.Origin("launcher"))
+	}
+	return found
 }
 
 // interactive decides whether the instance runs a command: rank 0's
@@ -515,6 +584,16 @@ func interactive(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List 
 	g := p.Groups[0]
 	c := js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
 	hasCommand := len(g.Command) > 0 || len(c.Args) > 0
+	if s.Launcher {
+		p.Launcher = true
+		if !hasCommand {
+			found.Errorf(c.Path+".command", "launcher is true (%s) but the container has no command or args to run as the instance's initial program; give it a command (a script that submits jobs), or remove launcher", s.Origin("launcher"))
+		}
+		if len(g.Command) == 0 && len(c.Args) > 0 {
+			found.Warnf(c.Path+".args", "the container has args but no command: the Flux entrypoint replaces the image's ENTRYPOINT, so args run as the command; set command explicitly if the image's ENTRYPOINT matters")
+		}
+		return found
+	}
 	switch {
 	case s.Interactive == nil:
 		p.Interactive = !hasCommand
@@ -555,6 +634,9 @@ func unusedCommands(js *jobset.JobSet, p *Plan) finding.List {
 			field = c.Path + ".args"
 		}
 		runs := fmt.Sprintf("Flux runs only rank 0's command (container %q of replicatedJob %q)", leader.Name, lg.Name)
+		if p.Launcher {
+			runs = fmt.Sprintf("launcher is true, so only rank 0's command runs, once (container %q of replicatedJob %q)", leader.Name, lg.Name)
+		}
 		if p.Interactive {
 			runs = "the instance is interactive, so no container's command runs"
 		}

@@ -259,6 +259,11 @@ func TestBuildErrors(t *testing.T) {
 		{"jobset name", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: 9js", 1), "DNS-1035"},
 		{"env valueFrom", jobsetYAML(nil, "w:1:2:env:\n- name: FLUX_VIEW_IMAGE\n  valueFrom:\n    configMapKeyRef: {name: x, key: y}"), "must be a literal value"},
 		{"env conflict", jobsetYAML(nil, "a:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: easy", "b:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: fcfs"), "the whole instance needs one value"},
+		{"launcher with tasks-per-node", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/tasks-per-node": "2"}, "w:1:2"), "tasks-per-node shapes the flux run of the command, but launcher is true (metadata.annotations[flux-framework.org/launcher])"},
+		{"launcher with run-options", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/run-options": "-o pmi=pmix"}, "w:1:2"), "run-options shapes the flux run of the command, but launcher is true"},
+		{"launcher and interactive", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/interactive": "true"}, "w:1:2"), "interactive and launcher are both true"},
+		{"launcher without command", strings.Replace(jobsetYAML(map[string]string{"flux-framework.org/launcher": "true"}, "w:1:2"), "command: [run]", "", 1), "launcher is true (metadata.annotations[flux-framework.org/launcher]) but the container has no command"},
+		{"flux-path with a view image", jobsetYAML(map[string]string{"flux-framework.org/flux-path": "/opt/flux", "flux-framework.org/view-image": "ghcr.io/x/view:1"}, "w:1:2"), "flux-path says the image carries Flux, but view-image is \"ghcr.io/x/view:1\" (metadata.annotations[flux-framework.org/view-image])"},
 		{"mount overlap", jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: x\n  mountPath: /mnt/flux"), "overlaps a path jobset-flux mounts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -413,5 +418,46 @@ func TestUnusedCommandsWarned(t *testing.T) {
 	}
 	if !slices.Equal(paths, want) {
 		t.Errorf("warnings at %q, want %q", paths, want)
+	}
+}
+
+// TestLauncher: the command is the initial program, so no flux run is
+// planned, and groups whose GPUs differ (which no single flux run could
+// span) are fine: each is described as it is.
+func TestLauncher(t *testing.T) {
+	text := jobsetYAML(map[string]string{"flux-framework.org/launcher": "true"},
+		"driver:1:1:resources:\n  limits:\n    cpu: 1", "w:2:3:resources:\n  limits:\n    cpu: 4\n    nvidia.com/gpu: 2")
+	p, found := Build(read(t, text), settings.Layer{})
+	if p == nil {
+		t.Fatalf("errors: %v", errorsOf(found))
+	}
+	if !p.Launcher || p.Interactive || p.Tasks != 0 || p.JobNodes != 0 {
+		t.Errorf("launcher %v interactive %v tasks %d nodes %d, want a launcher plan with no flux run", p.Launcher, p.Interactive, p.Tasks, p.JobNodes)
+	}
+	if g := p.Groups; g[0].Cores != 1 || g[0].GPUs != 0 || g[1].Cores != 4 || g[1].GPUs != 2 {
+		t.Errorf("groups %+v, want driver 1 core and workers 4 cores, 2 GPUs", g)
+	}
+	// Set in the function config and switched off by an annotation.
+	off := jobsetYAML(map[string]string{"flux-framework.org/launcher": "false", "flux-framework.org/tasks-per-node": "1"}, "w:1:2")
+	cfg := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{"launcher": {Value: "true", Path: "data.launcher"}}}
+	if p, found := Build(read(t, off), cfg); p == nil || p.Launcher {
+		t.Errorf("annotation launcher=false over config true: plan %v, errors %v", p != nil, errorsOf(found))
+	}
+}
+
+// TestImageFlux: view-image none or a flux-path means the image's own Flux.
+func TestImageFlux(t *testing.T) {
+	for _, tc := range []struct {
+		ann  map[string]string
+		path string
+	}{
+		{map[string]string{"flux-framework.org/view-image": "none"}, ""},
+		{map[string]string{"flux-framework.org/flux-path": "/opt/flux"}, "/opt/flux"},
+		{map[string]string{"flux-framework.org/view-image": "none", "flux-framework.org/flux-path": "/usr"}, "/usr"},
+	} {
+		p, found := Build(read(t, jobsetYAML(tc.ann, "w:1:2")), settings.Layer{})
+		if p == nil || !p.ImageFlux || p.FluxPath != tc.path || p.ViewImage != "" {
+			t.Errorf("%v: plan %+v, errors %v; want image Flux at %q", tc.ann, p, errorsOf(found), tc.path)
+		}
 	}
 }

@@ -39,6 +39,9 @@ const (
 	InitScript       = "init.sh"
 	EntrypointScript = "entrypoint.sh"
 	BrokerConfig     = "broker.toml"
+	// SetupScript is the ConfigMap key of the setup setting's script,
+	// present only when it is set.
+	SetupScript = "setup.sh"
 	// CertKey is the key of the certificate in the Secret.
 	CertKey = "curve.cert"
 
@@ -119,6 +122,11 @@ type Plan struct {
 
 	// ViewImage is the flux-view image of the init container.
 	ViewImage string
+	// ImageFlux: the app image carries Flux (view-image none, or
+	// flux-path): no init container, no view volumes. FluxPath is its
+	// prefix; "" means the first flux on the image's PATH.
+	ImageFlux bool
+	FluxPath  string
 	// Groups are the replicatedJobs of the instance, in rank order.
 	Groups []Group
 	// Brokers is the number of pods (ranks) in the instance.
@@ -144,6 +152,21 @@ type Plan struct {
 	Topology string
 	// Interactive keeps the instance up with no command (broker.rc2_none).
 	Interactive bool
+	// Launcher makes the command the instance's initial program, run once
+	// on rank 0 (flux start ... COMMAND), not a flux run over the nodes;
+	// JobNodes, TasksPerNode, Tasks and the per-task shares are then zero.
+	Launcher bool
+	// BrokerAttributes are extra flux start -Sname=value words (validated,
+	// none the entrypoint sets itself); LogLevel, when set, is
+	// log-stderr-level.
+	BrokerAttributes []string
+	LogLevel         *int
+	// BrokerConfig is extra broker TOML (tables of keys the function does
+	// not write), merged into broker.toml.
+	BrokerConfig map[string]any
+	// Setup is shell text every pod sources before Flux starts ("" for
+	// none), shipped as SetupScript.
+	Setup string
 	// RunOptions are extra flux run options, one word each.
 	RunOptions []string
 	// ShmSize is the sizeLimit of the /dev/shm emptyDir ("" for none).

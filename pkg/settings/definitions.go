@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -56,6 +58,10 @@ const (
 
 var definitions = []definition{
 	{"view-image", "viewImage", String, func(s *Settings, raw string) error {
+		if raw == NoView {
+			s.ViewImage = raw
+			return nil
+		}
 		return store(&s.ViewImage, raw, checkImage)
 	}},
 	{"tasks-per-node", "tasksPerNode", Integer, func(s *Settings, raw string) error {
@@ -99,13 +105,15 @@ var definitions = []definition{
 		return store(&s.Container, raw, checkLabel)
 	}},
 	{"interactive", "interactive", Boolean, func(s *Settings, raw string) error {
-		switch raw {
-		case "true", "false":
-			b := raw == "true"
-			s.Interactive = &b
-			return nil
+		return storeBool(&s.Interactive, raw)
+	}},
+	{"launcher", "launcher", Boolean, func(s *Settings, raw string) error {
+		var b *bool
+		if err := storeBool(&b, raw); err != nil {
+			return err
 		}
-		return fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
+		s.Launcher = *b
+		return nil
 	}},
 	{"run-options", "runOptions", WordList, func(s *Settings, raw string) error {
 		words, err := parseRunOptions(raw)
@@ -115,6 +123,36 @@ var definitions = []definition{
 		s.RunOptions = words
 		return nil
 	}},
+	{"broker-attributes", "brokerAttributes", WordList, func(s *Settings, raw string) error {
+		words, err := parseBrokerAttributes(raw)
+		if err != nil {
+			return err
+		}
+		s.BrokerAttributes = words
+		return nil
+	}},
+	{"broker-config", "brokerConfig", String, func(s *Settings, raw string) error {
+		doc, err := parseBrokerConfig(raw)
+		if err != nil {
+			return err
+		}
+		s.BrokerConfig = doc
+		return nil
+	}},
+	{"log-level", "logLevel", Integer, func(s *Settings, raw string) error {
+		var n int
+		if err := storeInt(&n, raw, 0, 7); err != nil {
+			return err
+		}
+		s.LogLevel = &n
+		return nil
+	}},
+	{"flux-path", "fluxPath", String, func(s *Settings, raw string) error {
+		return store(&s.FluxPath, raw, checkFluxPath)
+	}},
+	{"setup", "setup", String, func(s *Settings, raw string) error {
+		return store(&s.Setup, raw, checkSetup)
+	}},
 	{"curve-secret", "curveSecret", String, func(s *Settings, raw string) error {
 		return store(&s.CurveSecret, raw, checkSubdomain)
 	}},
@@ -123,7 +161,7 @@ var definitions = []definition{
 	}},
 }
 
-// byName finds a setting's definition. A linear search of the fifteen
+// byName finds a setting's definition. A linear search of the few dozen
 // settings is as fast as a map here, and builds nothing at start-up.
 func byName(name string) (definition, bool) {
 	for _, d := range definitions {
@@ -147,6 +185,16 @@ func store(dst *string, raw string, check func(string) error) error {
 	}
 	*dst = raw
 	return nil
+}
+
+func storeBool(dst **bool, raw string) error {
+	switch raw {
+	case "true", "false":
+		b := raw == "true"
+		*dst = &b
+		return nil
+	}
+	return fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
 }
 
 func storeInt(dst *int, raw string, lo, hi int) error {
@@ -451,4 +499,37 @@ func allowedRunOptions() string {
 		names = append(names, n)
 	}
 	return strings.Join(names, " ")
+}
+
+// maxSetup bounds the setup script: it is shipped in the ConfigMap, which
+// Kubernetes caps at 1 MiB with everything else in it.
+const maxSetup = 64 << 10
+
+// checkSetup accepts shell text to be shipped as a file of its own, never
+// spliced into a generated script, so its content needs no quoting; it
+// only has to be text a ConfigMap can hold.
+func checkSetup(raw string) error {
+	switch {
+	case len(raw) > maxSetup:
+		return fmt.Errorf("is %d bytes; at most %d are allowed (source a script from the image for more)", len(raw), maxSetup)
+	case !utf8.ValidString(raw) || strings.ContainsRune(raw, 0):
+		return errors.New("must be UTF-8 text without NUL bytes (a shell script)")
+	case strings.TrimSpace(raw) == "":
+		return errors.New("is empty; remove the setting instead")
+	}
+	return nil
+}
+
+// NoView is the view-image value for images that carry Flux themselves.
+const NoView = "none"
+
+// A Flux installation prefix: an absolute path of plain components, so
+// that it means the same to the shell, in a log line and on disk.
+var fluxPathPattern = lazyRegexp(`^(/[A-Za-z0-9._+-]+)+$`)
+
+func checkFluxPath(raw string) error {
+	if len(raw) > 256 || !fluxPathPattern().MatchString(raw) || slices.Contains(strings.Split(raw, "/"), "..") || slices.Contains(strings.Split(raw, "/"), ".") {
+		return fmt.Errorf("must be the absolute prefix Flux is installed under, like /usr or /opt/flux (flux is <prefix>/bin/flux), got %s", quote(raw))
+	}
+	return nil
 }

@@ -43,7 +43,22 @@ type Settings struct {
 	Container string
 	// Interactive: nil means derived (no command and no args).
 	Interactive *bool
-	RunOptions  []string
+	// Launcher makes the container's command the instance's initial
+	// program on rank 0, instead of a flux run over the nodes.
+	Launcher   bool
+	RunOptions []string
+	// BrokerAttributes are extra flux start -Sname=value words.
+	BrokerAttributes []string
+	// BrokerConfig is extra broker TOML, parsed: tables of the user's keys,
+	// none of which the function writes itself.
+	BrokerConfig map[string]any
+	// LogLevel is the broker's log-stderr-level; nil leaves Flux's default.
+	LogLevel *int
+	// FluxPath is the prefix of the image's own Flux ("" for none, or for
+	// the first flux on PATH when ViewImage is NoView).
+	FluxPath string
+	// Setup is shell text sourced on every pod before Flux starts.
+	Setup       string
 	CurveSecret string
 	ShmSize     string
 
@@ -243,3 +258,9 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Verbatim reports whether a setting's value is shell text shipped as a
+// file of its own (setup.sh), never spliced into a generated script: any
+// character is fine in it, so the checks that every other accepted value
+// is free of shell, TOML and URI syntax do not apply to it.
+func Verbatim(name string) bool { return name == "setup" }

@@ -20,7 +20,7 @@ func TestCheck(t *testing.T) {
 		bad  map[string]string // value -> phrase of the error
 	}{
 		"view-image": {
-			good: []string{"ghcr.io/converged-computing/flux-view-ubuntu:tag-noble", "localhost:5000/view:1", "view", "a/b/c@sha256:" + strings.Repeat("a", 64), "ghcr.io/x/y:tag@sha256:" + strings.Repeat("0", 64)},
+			good: []string{"ghcr.io/converged-computing/flux-view-ubuntu:tag-noble", "localhost:5000/view:1", "view", "none", "a/b/c@sha256:" + strings.Repeat("a", 64), "ghcr.io/x/y:tag@sha256:" + strings.Repeat("0", 64)},
 			bad: map[string]string{
 				"":                    "must be an image reference",
 				"Ghcr.io/X/Y":         "must be an image reference",
@@ -89,6 +89,59 @@ func TestCheck(t *testing.T) {
 		"interactive": {
 			good: []string{"true", "false"},
 			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "1": `"true" or "false"`, "": `"true" or "false"`, "true ": `"true" or "false"`},
+		},
+		"broker-attributes": {
+			good: []string{"", "broker.quorum=2", "log-filename=/tmp/x.log broker.quorum=1", "cron.directory=/etc/cron", "x.y="},
+			bad: map[string]string{
+				"rundir=/tmp":              "set by jobset-flux",
+				"statedir=/x":              "set by jobset-flux",
+				"local-uri=local:///x":     "set by jobset-flux",
+				"tbon.topo=kary:2":         "set topology",
+				"tbon.fanout=2":            "set topology",
+				"tbon.connect_timeout=1s":  "set connect-timeout",
+				"broker.rc2_none=1":        "set interactive",
+				"log-stderr-level=7":       "set log-level",
+				"config.path=/x":           "--config-path",
+				"broker.quorum":            "name=value",
+				"-Sbroker.quorum=2":        "name=value",
+				"Broker.quorum=2":          "name=value",
+				"a=$(id)":                  "may only contain",
+				"a=1\nb=2":                 "may only contain",
+				"a=1 a=2":                  "twice",
+				strings.Repeat("a=1 ", 65): "at most 64",
+			},
+		},
+		"broker-config": {
+			good: []string{"", "[resource]\nexclude = \"0\"\n", "[job-manager]\nplugins = [{load = \"x.so\"}]\n[resource.rediscover]\n", "[tbon]\ntorpid_max = \"30s\"\n"},
+			bad: map[string]string{
+				"[bootstrap]\ndefault_port = 1\n":              "[bootstrap], which jobset-flux writes",
+				"[[resource.config]]\nhosts = \"x\"\n":         "resource.config, which jobset-flux writes",
+				"[resource]\npath = \"/x\"\n":                  "resource.path",
+				"[resource]\nnoverify = false\n":               "resource.noverify",
+				"[sched-fluxion-qmanager]\nqueue-policy = 1\n": "use queue-policy",
+				"[access]\nallow-root-owner = false\n":         "access.allow-root-owner",
+				"[tbon]\ntopo = \"kary:2\"\n":                  "use topology",
+				"x = 1\n":                                      "top-level key",
+				"[resource\n":                                  "not valid TOML",
+				"[a]\nb = 1\n[a]\nb = 2\n":                     "not valid TOML",
+				strings.Repeat("#", 16<<10+1):                  "at most 16384",
+			},
+		},
+		"log-level": {
+			good: []string{"0", "7", "4"},
+			bad:  map[string]string{"8": "from 0 to 7", "-1": "from 0 to 7", "debug": "whole number", "": "whole number"},
+		},
+		"flux-path": {
+			good: []string{"/usr", "/opt/flux", "/opt/flux-0.88.0/x_y+z"},
+			bad:  map[string]string{"": "absolute prefix", "usr": "absolute prefix", "/": "absolute prefix", "/opt/": "absolute prefix", "/opt/../etc": "absolute prefix", "/opt/./x": "absolute prefix", "/opt/$(id)": "absolute prefix", "/opt/a b": "absolute prefix", "/" + strings.Repeat("a", 256): "absolute prefix"},
+		},
+		"setup": {
+			good: []string{". /opt/intel/oneapi/setvars.sh", "export A=1\nmodule load x\n", "echo 'it''s $HOME'"},
+			bad:  map[string]string{"": "is empty", " \n": "is empty", "a\x00b": "NUL", "\xff": "UTF-8", strings.Repeat("#", 64<<10+1): "at most 65536"},
+		},
+		"launcher": {
+			good: []string{"true", "false"},
+			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "": `"true" or "false"`},
 		},
 		"run-options": {
 			good: []string{"", "-o pmi=pmix", "--exclusive", "-o cpu-affinity=per-task -o gpu-affinity=per-task", "--setattr=a.b=c", "-t 1h", "-opmi=pmix", "-o=pmi=pmix", "-ux", "-vo pmi=pmix", "--env=A=1 -l"},

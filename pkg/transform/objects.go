@@ -41,8 +41,12 @@ func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]stri
 func configMap(p *plan.Plan, files fluxfiles.Files, jobsetAnnotations map[string]string) *fn.KubeObject {
 	data := mapping()
 	contents := files.Map()
-	for _, key := range []string{plan.BrokerConfig, plan.EntrypointScript, plan.InitScript} {
-		v := str(contents[key])
+	for _, key := range []string{plan.BrokerConfig, plan.EntrypointScript, plan.InitScript, plan.SetupScript} {
+		content, ok := contents[key]
+		if !ok {
+			continue // setup.sh exists only with the setup setting
+		}
+		v := str(content)
 		v.Style = yaml.LiteralStyle
 		set(data, key, v, "")
 	}

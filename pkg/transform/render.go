@@ -63,10 +63,12 @@ func podSpec(rj *yaml.Node) *yaml.Node {
 // earlier run of the function added, before the JobSet is read. What the
 // function added is recognised by its whole shape, not by its name: a
 // pod counts as rendered only when it holds the flux-installer init
-// container exactly as installer writes it (any image), and then only
-// volumes and mounts exactly as addFlux writes them (any ConfigMap or
-// Secret name, shm size) are removed, and the entrypoint only from the
-// commands of containers that had such mounts. A user's own flux-config
+// container exactly as installer writes it (any image) or, rendered for an
+// image with its own Flux, all of that mode's volumes exactly as
+// fluxVolumes writes them. Then only volumes and mounts exactly as addFlux
+// writes them (any ConfigMap or Secret name, shm size) are removed, and
+// the entrypoint only from the commands of containers that had such
+// mounts. A user's own flux-config
 // volume or flux-installer container stays, and is reported by the checks
 // that follow as a name the function needs.
 func stripRendering(root *yaml.Node) {
@@ -77,7 +79,10 @@ func stripRendering(root *yaml.Node) {
 	patterns := renderingPatterns()
 	for _, rj := range rjs.Content {
 		pod := podSpec(rj)
-		if pod == nil || removeMatching(pod, "initContainers", patterns.installer) == 0 {
+		if pod == nil {
+			continue
+		}
+		if removeMatching(pod, "initContainers", patterns.installer) == 0 && !holdsAll(pod, "volumes", patterns.imageFluxVolumes) {
 			continue
 		}
 		removeMatching(pod, "volumes", patterns.volumes)
@@ -114,9 +119,12 @@ const (
 	anyNode   = "\x00jobset-flux:any-node"
 )
 
-// patterns are the shapes of what addFlux writes.
+// patterns are the shapes of what addFlux writes. imageFluxVolumes are
+// the volumes of a pod whose image carries Flux (view-image: none), which
+// has no installer to recognise it by: all of them, in their exact shape,
+// mark it as rendered.
 type patterns struct {
-	installer, volumes, mounts []*yaml.Node
+	installer, volumes, mounts, imageFluxVolumes []*yaml.Node
 }
 
 func renderingPatterns() patterns {
@@ -125,10 +133,27 @@ func renderingPatterns() patterns {
 	inst := installer(p, plan.Group{})
 	set(inst, "securityContext", str(anyNode), "")
 	pt.installer = []*yaml.Node{inst}
-	pt.volumes = fluxVolumes(p)
-	pt.mounts = append(fluxMounts(), shmMount())
-	pt.volumes = append(pt.volumes, shmVolume(""), shmVolume(anyString))
+	pt.volumes = append(fluxVolumes(p), shmVolume(""), shmVolume(anyString))
+	pt.mounts = append(fluxMounts(p), shmMount())
+	imageFlux := *p
+	imageFlux.ImageFlux = true
+	pt.imageFluxVolumes = fluxVolumes(&imageFlux)
 	return pt
+}
+
+// holdsAll reports whether the list at key has an item matching each of
+// patterns.
+func holdsAll(m *yaml.Node, key string, patterns []*yaml.Node) bool {
+	list := get(m, key)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return false
+	}
+	for _, p := range patterns {
+		if !slices.ContainsFunc(list.Content, func(item *yaml.Node) bool { return matches(item, p) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // matches reports whether n has exactly the shape of pattern: the same
@@ -224,13 +249,19 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 		set(c, "command", stringList(plan.EntrypointPath), "args")
 	}
 
-	init := ensureSeq(pod, "initContainers")
-	init.Content = append(init.Content, installer(p, g))
+	// An image with its own Flux needs no copy of the view: no init
+	// container and no software volume (whose mount would hide the
+	// image's own /opt/software). The install volume stays: it holds the
+	// broker's private state.
+	if !p.ImageFlux {
+		init := ensureSeq(pod, "initContainers")
+		init.Content = append(init.Content, installer(p, g))
+	}
 
 	volumes := ensureSeq(pod, "volumes")
 	volumes.Content = append(volumes.Content, fluxVolumes(p)...)
 	mounts := ensureSeq(c, "volumeMounts")
-	mounts.Content = append(mounts.Content, fluxMounts()...)
+	mounts.Content = append(mounts.Content, fluxMounts(p)...)
 	if !g.OwnShm {
 		volumes.Content = append(volumes.Content, shmVolume(p.ShmSize))
 		mounts.Content = append(mounts.Content, shmMount())
@@ -241,22 +272,26 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 
 // fluxVolumes are the volumes of a wrapped pod, but for /dev/shm.
 func fluxVolumes(p *plan.Plan) []*yaml.Node {
-	return []*yaml.Node{
-		mapping("name", plan.InstallVolume, "emptyDir", mapping()),
-		mapping("name", plan.SoftwareVolume, "emptyDir", mapping()),
+	volumes := []*yaml.Node{mapping("name", plan.InstallVolume, "emptyDir", mapping())}
+	if !p.ImageFlux {
+		volumes = append(volumes, mapping("name", plan.SoftwareVolume, "emptyDir", mapping()))
+	}
+	return append(volumes,
 		mapping("name", plan.ConfigVolume, "configMap", mapping("name", p.ConfigMapName, "defaultMode", octal(scriptsMode))),
 		mapping("name", plan.CurveVolume, "secret", mapping("secretName", p.SecretName, "defaultMode", octal(certMode))),
-	}
+	)
 }
 
 // fluxMounts are the wrapped container's mounts of fluxVolumes.
-func fluxMounts() []*yaml.Node {
-	return []*yaml.Node{
-		mapping("name", plan.InstallVolume, "mountPath", plan.InstallDir),
-		mapping("name", plan.SoftwareVolume, "mountPath", plan.SoftwareDir),
+func fluxMounts(p *plan.Plan) []*yaml.Node {
+	mounts := []*yaml.Node{mapping("name", plan.InstallVolume, "mountPath", plan.InstallDir)}
+	if !p.ImageFlux {
+		mounts = append(mounts, mapping("name", plan.SoftwareVolume, "mountPath", plan.SoftwareDir))
+	}
+	return append(mounts,
 		mapping("name", plan.ConfigVolume, "mountPath", plan.ConfigDir, "readOnly", true),
 		mapping("name", plan.CurveVolume, "mountPath", plan.CurveDir, "readOnly", true),
-	}
+	)
 }
 
 // shmVolume is the writable /dev/shm (size "" for no limit).

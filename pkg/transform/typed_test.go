@@ -122,9 +122,17 @@ func checkTypedJobSet(t *testing.T, file string, js *jobsetapi.JobSet) {
 	}
 }
 
+// hasInstallerIn reports whether a replicatedJob joined the instance: it
+// has the flux-installer init container or, when the image carries Flux
+// itself (view-image none), a container wrapped in the entrypoint.
 func hasInstallerIn(job batchv1.JobSpec) bool {
 	for _, c := range job.Template.Spec.InitContainers {
 		if c.Name == plan.InitContainerName {
+			return true
+		}
+	}
+	for _, c := range job.Template.Spec.Containers {
+		if len(c.Command) > 0 && c.Command[0] == plan.EntrypointPath {
 			return true
 		}
 	}

@@ -132,8 +132,9 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 				"busybox:1.36": kubelet.HostImage(nil),
 			}
 		},
-		// README: the driver submits 16 jobs, drains the queue and ends;
-		// the JobSet completes.
+		// README: the driver (launcher mode) submits 16 jobs, drains the
+		// queue and ends with 0; every pod ends (the workers' logger is a
+		// native sidecar); the JobSet completes.
 		check: func(t *testing.T, r *run) {
 			res, err := r.tryWait(90 * time.Second)
 			c := checks{t: t}
@@ -143,7 +144,19 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 			if res.State != "Completed" {
 				c.errorf("JobSet %s (%s), want Completed", res.State, res.Reason)
 			}
-			c.report("issue 13: the driver runs on every broker and its pods never end")
+			driver := r.c.Pod("ensemble-driver-0-0")
+			if got, _ := driver.Result("app"); got.ExitCode != 0 {
+				c.errorf("driver exit %d, want 0", got.ExitCode)
+			}
+			// Once on rank 0: 16 jobs in the instance, not 16 per broker.
+			out := logs(driver, "app")
+			if n, all := strings.Count(out, "hostname COMPLETED\n"), strings.Count(out, "hostname "); n != 16 || all != 16 {
+				c.errorf("the driver lists %d jobs, %d of them COMPLETED; want 16, all COMPLETED", all, n)
+			}
+			if len(c.problems) > 0 {
+				dump(t, res)
+			}
+			c.report("")
 		},
 	},
 }

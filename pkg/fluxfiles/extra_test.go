@@ -1,0 +1,45 @@
+package fluxfiles
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// TestBrokerExtra: the user's TOML lands in the tables the template
+// writes and in tables of its own, the file parses, and what the settings
+// would never let through (a top-level key) is an error, not a broken file.
+func TestBrokerExtra(t *testing.T) {
+	extra := map[string]any{
+		"resource":               map[string]any{"exclude": "1", "rediscover": true},
+		"access":                 map[string]any{"allow-guest-user": true},
+		"sched-fluxion-qmanager": map[string]any{"queue-params": map[string]any{"queue-depth": int64(16)}},
+		"job-manager":            map[string]any{"plugins": []any{map[string]any{"load": "x.so"}}},
+		"odd name":               map[string]any{"k": "v"},
+	}
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.BrokerConfig = extra })
+	f, err := Render(p)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal([]byte(f.Broker), &doc); err != nil {
+		t.Fatalf("broker.toml does not parse: %v\n%s", err, f.Broker)
+	}
+	if doc["resource"].(map[string]any)["noverify"] != true || doc["access"].(map[string]any)["allow-root-owner"] != true {
+		t.Errorf("the merge lost the function's own keys:\n%s", f.Broker)
+	}
+	if !strings.Contains(f.Broker, "[\"odd name\"]") && !strings.Contains(f.Broker, "['odd name']") {
+		t.Errorf("a table name that is no bare key is not quoted:\n%s", f.Broker)
+	}
+
+	p.BrokerConfig = map[string]any{"top": 1}
+	if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "not a table") {
+		t.Errorf("a top-level key: %v, want an error", err)
+	}
+	if err := checkExtra(f.Broker, map[string]any{"resource": map[string]any{"exclude": "2"}}); err == nil {
+		t.Errorf("checkExtra accepts a value the file does not have")
+	}
+}
