@@ -1,6 +1,7 @@
 package flux
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,72 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 				dump(t, res)
 				t.Errorf("JobSet %s after flux shutdown, want Completed", res.State)
 			}
+		},
+	},
+	{
+		dir: "own-flux",
+		// flux-sched:noble: the machine's root with the Flux build's /opt
+		// laid over it and /opt/view/bin on the image's PATH.
+		images: func(t *testing.T) map[string]kubelet.Image {
+			img := kubelet.HostImage(map[string][]string{"opt": {filepath.Join(env.view, "full/opt")}})
+			img.Env = []string{"PATH=" + kubelet.DefaultPath + ":/opt/view/bin"}
+			return map[string]kubelet.Image{"ghcr.io/flux-framework/flux-sched:noble": img}
+		},
+		// README: no flux-installer; three tasks, one per pod, each seeing
+		// the setup script's exports; exit 0.
+		check: func(t *testing.T, r *run) {
+			res := r.wait(instanceTimeout)
+			c := checks{t: t}
+			for _, p := range res.Pods {
+				if _, ran := p.Result("flux-installer"); ran {
+					c.errorf("%s ran the flux-installer: the image's own Flux needs no view", p.Hostname)
+				}
+			}
+			out := logs(r.c.Pod("solver-node-0-0"), "solver")
+			for i := range 3 {
+				want := fmt.Sprintf("rank %d on solver-node-0-%d: OMP_NUM_THREADS=2 SOLVER_CASE=/data/case 1\n", i, i)
+				if !strings.Contains(out, want) {
+					c.errorf("the leader's output lacks %q", want)
+				}
+			}
+			if got, _ := r.c.Pod("solver-node-0-0").Result("solver"); got.ExitCode != 0 || res.State != "Completed" {
+				c.errorf("leader exit %d, JobSet %s; want 0 and Completed", got.ExitCode, res.State)
+			}
+			if t.Failed() {
+				dump(t, res)
+			}
+			c.report("")
+		},
+	},
+	{
+		dir: "broker-tuning",
+		images: func(t *testing.T) map[string]kubelet.Image {
+			return map[string]kubelet.Image{"ubuntu:24.04": kubelet.HostImage(nil)}
+		},
+		// README: rank 0 is withheld from scheduling, so the launcher sees
+		// 3 schedulable nodes and its job runs on the three workers only;
+		// each worker's broker logs at info level in its own pod; exit 0.
+		check: func(t *testing.T, r *run) {
+			res := r.wait(instanceTimeout)
+			c := checks{t: t}
+			out := logs(r.c.Pod("tuned-leader-0-0"), "app")
+			want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\ntuned-workers-0-2\n"
+			if !strings.Contains(out, want) {
+				c.errorf("the leader's output lacks %q", want)
+			}
+			// log-stderr-mode=local with log-level 6: a worker's own
+			// broker logs its info messages to its own stderr.
+			// (Rank 1 is the first worker: the leader's pod is rank 0.)
+			if w := logs(r.c.Pod("tuned-workers-0-0"), "app"); !strings.Contains(w, "broker.info[1]: quorum-full") {
+				c.errorf("the first worker (rank 1) did not log its broker's info messages itself:\n%s", w)
+			}
+			if got, _ := r.c.Pod("tuned-leader-0-0").Result("app"); got.ExitCode != 0 || res.State != "Completed" {
+				c.errorf("leader exit %d, JobSet %s; want 0 and Completed", got.ExitCode, res.State)
+			}
+			if t.Failed() {
+				dump(t, res)
+			}
+			c.report("")
 		},
 	},
 	{
