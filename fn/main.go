@@ -147,12 +147,19 @@ func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr i
 		fmt.Fprintf(stderr, "jobset-flux: writing stdout: %v\n", err)
 		return exitProblem
 	}
-	printResults(stderr, rl.Results, verbose)
-	if procErr != nil {
+	return reportOutcome(stderr, rl.Results, verbose, ok, procErr)
+}
+
+// reportOutcome prints the results and returns the exit code a run of
+// Process ends with: a problem of the function's own, failed checks, or
+// success.
+func reportOutcome(stderr io.Writer, results fn.Results, verbose, ok bool, procErr error) int {
+	printResults(stderr, results, verbose)
+	switch {
+	case procErr != nil:
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", procErr)
 		return exitProblem
-	}
-	if !ok {
+	case !ok:
 		return exitFailed
 	}
 	return exitOK
@@ -207,13 +214,8 @@ func runStandalone(proc *transform.Processor, configFile string, paths []string,
 		}
 	}
 	ok, err := proc.Process(rl)
-	printResults(stderr, rl.Results, verbose)
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
-		return exitProblem
-	}
-	if !ok {
-		return exitFailed
+	if code := reportOutcome(stderr, rl.Results, verbose, ok, err); code != exitOK {
+		return code
 	}
 	for i, item := range rl.Items {
 		if i > 0 {
