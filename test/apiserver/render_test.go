@@ -255,12 +255,17 @@ func checkContract(t *testing.T, objs []*unstructured.Unstructured) {
 			continue
 		}
 		cmName, secName := name+"-flux-entrypoint", name+"-flux-curve"
+		ownFlux := ownFlux(js)
 		cm, sec := byKindName["ConfigMap/"+cmName], byKindName["Secret/"+secName]
 		if cm == nil {
 			t.Errorf("JobSet %s: no ConfigMap %s in the output", name, cmName)
 		} else {
 			sameNamespace(t, js, cm)
-			for _, k := range []string{"init.sh", "entrypoint.sh", "broker.toml"} {
+			keys := []string{"entrypoint.sh", "broker.toml"}
+			if !ownFlux {
+				keys = append(keys, "init.sh")
+			}
+			for _, k := range keys {
 				if _, ok, _ := unstructured.NestedString(cm.Object, "data", k); !ok {
 					t.Errorf("ConfigMap %s: no data key %s", cmName, k)
 				}
@@ -279,10 +284,17 @@ func checkContract(t *testing.T, objs []*unstructured.Unstructured) {
 		chosen := chosenReplicatedJobs(js)
 		for _, rj := range replicatedJobs(t, js) {
 			if chosen == nil || chosen[fmt.Sprint(rj["name"])] {
-				checkReplicatedJob(t, name, rj, cmName, secName)
+				checkReplicatedJob(t, name, rj, cmName, secName, ownFlux)
 			}
 		}
 	}
+}
+
+// ownFlux reports whether the JobSet asks for its image's own Flux
+// (view-image none or flux-path): no view is copied into its pods.
+func ownFlux(js *unstructured.Unstructured) bool {
+	a := js.GetAnnotations()
+	return a["flux-framework.org/view-image"] == "none" || a["flux-framework.org/flux-path"] != ""
 }
 
 // chosenReplicatedJobs returns the replicatedJobs named by the
@@ -299,7 +311,7 @@ func chosenReplicatedJobs(js *unstructured.Unstructured) map[string]bool {
 	return chosen
 }
 
-func checkReplicatedJob(t *testing.T, jsName string, rj map[string]any, cmName, secName string) {
+func checkReplicatedJob(t *testing.T, jsName string, rj map[string]any, cmName, secName string, ownFlux bool) {
 	t.Helper()
 	where := fmt.Sprintf("JobSet %s replicatedJob %v", jsName, rj["name"])
 	jobSpec, _, _ := unstructured.NestedMap(rj, "template", "spec")
@@ -325,7 +337,12 @@ func checkReplicatedJob(t *testing.T, jsName string, rj map[string]any, cmName, 
 		}
 	}
 	for _, want := range []string{"flux-install", "flux-software", "flux-config", "flux-curve", "flux-shm"} {
-		if byName[want] == nil {
+		switch {
+		case want == "flux-software" && ownFlux:
+			if byName[want] != nil {
+				t.Errorf("%s: volume %s, although the image brings its own Flux", where, want)
+			}
+		case byName[want] == nil:
 			t.Errorf("%s: no volume %s", where, want)
 		}
 	}
@@ -344,8 +361,10 @@ func checkReplicatedJob(t *testing.T, jsName string, rj map[string]any, cmName, 
 			t.Errorf("%s: volume flux-shm medium %q, want Memory", where, m)
 		}
 	}
-	if findContainer(jobSpec, "initContainers", "flux-installer") == nil {
+	if installer := findContainer(jobSpec, "initContainers", "flux-installer"); installer == nil && !ownFlux {
 		t.Errorf("%s: no init container flux-installer", where)
+	} else if installer != nil && ownFlux {
+		t.Errorf("%s: an init container flux-installer, although the image brings its own Flux", where)
 	}
 }
 

@@ -338,8 +338,13 @@ func TestGenerateExamples(t *testing.T) {
 					if o.GetAPIVersion() != "jobset.x-k8s.io/v1alpha2" {
 						t.Errorf("JobSet apiVersion = %q", o.GetAPIVersion())
 					}
-					if !hasInitContainer(o, "flux-installer") {
-						t.Error("no replicatedJob of the JobSet has the init container flux-installer")
+					// Every rendered pod's container runs the entrypoint;
+					// an image with its own Flux has no flux-installer.
+					if !hasContainer(o, "containers", func(c map[string]any) bool {
+						cmd, _ := c["command"].([]any)
+						return len(cmd) > 0 && cmd[0] == "/mnt/flux/config/entrypoint.sh"
+					}) {
+						t.Error("no container of the JobSet runs the Flux entrypoint")
 					}
 				case "Secret":
 					if _, ok, _ := unstructured.NestedString(o.Object, "data", "curve.cert"); !ok {
@@ -571,18 +576,18 @@ func inputJobSetName(t *testing.T, app string) string {
 	return ""
 }
 
-// hasInitContainer reports whether any replicatedJob's pod template has the
-// named init container.
-func hasInitContainer(jobset *unstructured.Unstructured, name string) bool {
+// hasContainer reports whether a pod template of the JobSet has, in field
+// (containers or initContainers), a container that match accepts.
+func hasContainer(jobset *unstructured.Unstructured, field string, match func(map[string]any) bool) bool {
 	rjobs, _, _ := unstructured.NestedSlice(jobset.Object, "spec", "replicatedJobs")
 	for _, rj := range rjobs {
 		rjm, ok := rj.(map[string]any)
 		if !ok {
 			continue
 		}
-		inits, _, _ := unstructured.NestedSlice(rjm, "template", "spec", "template", "spec", "initContainers")
-		for _, c := range inits {
-			if cm, ok := c.(map[string]any); ok && cm["name"] == name {
+		cs, _, _ := unstructured.NestedSlice(rjm, "template", "spec", "template", "spec", field)
+		for _, c := range cs {
+			if cm, ok := c.(map[string]any); ok && match(cm) {
 				return true
 			}
 		}
