@@ -79,9 +79,6 @@ var (
 	brokerText string
 )
 
-// queuePolicies are the values fluxion's qmanager accepts for queue-policy.
-var queuePolicies = []string{"fcfs", "easy", "conservative", "hybrid"}
-
 // values maps the placeholders of one template to their text.
 type values map[string]string
 
@@ -434,7 +431,9 @@ func checkExtra(s string, extra map[string]any) error {
 }
 
 // check rejects plans that would render files which fail only at run time,
-// on every pod at once.
+// on every pod at once: plans whose shape (groups, ranks, counts) does not
+// add up. The settings' values are not checked again: a value that
+// reaches a file is quoted or encoded there, whatever it holds.
 func check(p *plan.Plan) error {
 	if p == nil {
 		return errors.New("nil plan")
@@ -497,20 +496,10 @@ func check(p *plan.Plan) error {
 	if p.GPUsPerTask < 0 || p.CoresPerTask < 0 {
 		bad("negative per-task resources")
 	}
-	if p.Port < 1 || p.Port > 65535 {
-		bad("port %d is not a TCP port", p.Port)
-	}
-	if p.NetworkDevice == "" {
-		bad("empty network device (use \"*\" for all interfaces)")
-	}
-	if !slices.Contains(queuePolicies, p.QueuePolicy) {
-		bad("queue policy %q is not one of fcfs, easy, conservative, hybrid", p.QueuePolicy)
-	}
-	if p.ConnectTimeout == "" {
-		bad("empty connect timeout")
-	}
-	if p.Topology == "" {
-		bad("empty topology")
+	// Each setting was checked once, by package settings; what the files
+	// need besides is that the plan's settings came from there at all.
+	if !p.Settings.Resolved() {
+		bad("the settings were not resolved (settings.Defaults, then Apply)")
 	}
 	return errors.Join(errs...)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )
 
 // requireTool returns the path of a tool the test needs. In CI a missing
@@ -46,6 +47,7 @@ type group struct {
 // edit adjusts the defaults before the derived counts are filled in.
 func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 	p := &plan.Plan{
+		Settings:       settings.Defaults(),
 		Namespace:      "team-a",
 		Name:           "js",
 		Subdomain:      "js",
@@ -55,11 +57,6 @@ func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
 		TasksPerNode:   1,
 		CoresPerTask:   4,
-		NetworkDevice:  "eth0",
-		Port:           8050,
-		QueuePolicy:    "fcfs",
-		ConnectTimeout: "5s",
-		Topology:       "kary:256",
 	}
 	for i, g := range groups {
 		p.Groups = append(p.Groups, plan.Group{
@@ -446,27 +443,22 @@ func TestRenderRejects(t *testing.T) {
 		t.Fatalf("Render(valid plan): %v", err)
 	}
 	cases := map[string]func(*plan.Plan){
-		"no groups":          func(p *plan.Plan) { p.Groups = nil },
-		"empty hostlist":     func(p *plan.Plan) { p.Groups[0].Hosts = "" },
-		"brokers mismatch":   func(p *plan.Plan) { p.Brokers = 3 },
-		"zero replicas":      func(p *plan.Plan) { p.Groups[0].Replicas = 0 },
-		"no tasks":           func(p *plan.Plan) { p.Tasks = 0 },
-		"no cores":           func(p *plan.Plan) { p.Groups[0].Cores = 0 },
-		"job nodes mismatch": func(p *plan.Plan) { p.JobNodes = 1 },
-		"tasks mismatch":     func(p *plan.Plan) { p.Tasks = 3 },
-		"gpus not there":     func(p *plan.Plan) { p.GPUsPerTask = 1 },
-		"cores not there":    func(p *plan.Plan) { p.TasksPerNode, p.Tasks = 8, 16 },
-		"negative gpus":      func(p *plan.Plan) { p.GPUsPerTask = -1 },
-		"port 0":             func(p *plan.Plan) { p.Port = 0 },
-		"port 65536":         func(p *plan.Plan) { p.Port = 65536 },
-		"no device":          func(p *plan.Plan) { p.NetworkDevice = "" },
-		"queue policy":       func(p *plan.Plan) { p.QueuePolicy = "lifo" },
-		"no topology":        func(p *plan.Plan) { p.Topology = "" },
-		"no timeout":         func(p *plan.Plan) { p.ConnectTimeout = "" },
-		"no name":            func(p *plan.Plan) { p.Name = "" },
-		"no subdomain":       func(p *plan.Plan) { p.Subdomain = "" },
-		"NUL in run option":  func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
-		"NUL in topology":    func(p *plan.Plan) { p.Topology = "kary:2\x00" },
+		"no groups":             func(p *plan.Plan) { p.Groups = nil },
+		"empty hostlist":        func(p *plan.Plan) { p.Groups[0].Hosts = "" },
+		"brokers mismatch":      func(p *plan.Plan) { p.Brokers = 3 },
+		"zero replicas":         func(p *plan.Plan) { p.Groups[0].Replicas = 0 },
+		"no tasks":              func(p *plan.Plan) { p.Tasks = 0 },
+		"no cores":              func(p *plan.Plan) { p.Groups[0].Cores = 0 },
+		"job nodes mismatch":    func(p *plan.Plan) { p.JobNodes = 1 },
+		"tasks mismatch":        func(p *plan.Plan) { p.Tasks = 3 },
+		"gpus not there":        func(p *plan.Plan) { p.GPUsPerTask = 1 },
+		"cores not there":       func(p *plan.Plan) { p.TasksPerNode, p.Tasks = 8, 16 },
+		"negative gpus":         func(p *plan.Plan) { p.GPUsPerTask = -1 },
+		"settings not resolved": func(p *plan.Plan) { p.Settings = settings.Settings{} },
+		"no name":               func(p *plan.Plan) { p.Name = "" },
+		"no subdomain":          func(p *plan.Plan) { p.Subdomain = "" },
+		"NUL in run option":     func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
+		"NUL in topology":       func(p *plan.Plan) { p.Topology = "kary:2\x00" },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
