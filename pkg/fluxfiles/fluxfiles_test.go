@@ -1,7 +1,6 @@
 package fluxfiles
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -493,39 +492,50 @@ func TestFill(t *testing.T) {
 	}
 }
 
-func TestCheckBroker(t *testing.T) {
-	if err := checkBroker("[bootstrap]\nhosts = [ { host = 'a' } ]\n", 1); err != nil {
-		t.Errorf("valid document: %v", err)
-	}
-	if err := checkBroker("[bootstrap]\nhosts = [ { host = 'a' } ]\n", 2); err == nil {
-		t.Error("accepted a document with too few hosts entries")
-	}
-	err := checkBroker("[bootstrap]\ncurve_cert = 'unterminated\n", 0)
-	var decodeErr *toml.DecodeError
-	if err == nil || !errors.As(err, &decodeErr) {
-		t.Errorf("broken document: err = %v, want a wrapped *toml.DecodeError", err)
-	}
-}
-
-func TestTOMLValue(t *testing.T) {
-	for _, s := range []string{"", "plain", "it's", `"q"`, `back\slash`, "new\nline", "tab\tcr\r", "\x00\x7f", "ünï ☃", "'''", `"""`} {
-		text, err := tomlValue(s)
+// TestBrokerStrings: strings with TOML syntax, quotes and control
+// characters in every string of broker.toml that comes from the JobSet
+// decode to exactly what they were, and add no table.
+func TestBrokerStrings(t *testing.T) {
+	for _, s := range []string{"plain", "it's", `"q"`, `back\slash`, "new\nline", "tab\tcr\r", "\x00\x7f", "ünï ☃", "'''", `"""`, "a]\n[bootstrap]\nx = 1", "# c"} {
+		// The queue policy reaches the entrypoint too, where a NUL byte
+		// is refused (TestRenderRejects).
+		policy := strings.ReplaceAll(s, "\x00", "")
+		p := newPlan([]group{{"w", 1, 2, s}}, func(p *plan.Plan) {
+			p.Subdomain, p.NetworkDevice, p.QueuePolicy, p.Name = s, s, policy, s
+		})
+		f, err := Render(p)
 		if err != nil {
-			t.Fatalf("tomlValue(%q): %v", s, err)
+			t.Fatalf("Render with %q: %v", s, err)
 		}
-		if strings.ContainsAny(text, "\n\r") {
-			t.Errorf("tomlValue(%q) = %q spans lines", s, text)
+		var doc struct {
+			Bootstrap struct {
+				DefaultBind    string                  `toml:"default_bind"`
+				DefaultConnect string                  `toml:"default_connect"`
+				Hosts          []struct{ Host string } `toml:"hosts"`
+			} `toml:"bootstrap"`
+			Resource struct {
+				Config []struct{ Hosts string } `toml:"config"`
+			} `toml:"resource"`
+			Qmanager struct {
+				QueuePolicy string `toml:"queue-policy"`
+			} `toml:"sched-fluxion-qmanager"`
 		}
-		var doc struct{ K string }
-		if err := toml.Unmarshal([]byte("K = "+text+"\n"), &doc); err != nil || doc.K != s {
-			t.Errorf("tomlValue(%q) = %s, decodes to %q, %v", s, text, doc.K, err)
+		if err := toml.Unmarshal([]byte(f.Broker), &doc); err != nil {
+			t.Fatalf("broker.toml with %q does not parse: %v\n%s", s, err, f.Broker)
 		}
-	}
-	if text, err := tomlValue(8050); err != nil || text != "8050" {
-		t.Errorf("tomlValue(8050) = %q, %v", text, err)
-	}
-	if _, err := tomlValue(1.5); err == nil {
-		t.Error("tomlValue(float) succeeded")
+		escaped := strings.ReplaceAll(s, "%", "%%")
+		b := doc.Bootstrap
+		if b.DefaultBind != "tcp://"+escaped+":%p" || b.DefaultConnect != "tcp://%h."+escaped+":%p" || len(b.Hosts) != 1 || b.Hosts[0].Host != s ||
+			len(doc.Resource.Config) != 1 || doc.Resource.Config[0].Hosts != s || doc.Qmanager.QueuePolicy != policy {
+			t.Errorf("%q did not round-trip: %+v\n%s", s, doc, f.Broker)
+		}
+		var all map[string]any
+		if err := toml.Unmarshal([]byte(f.Broker), &all); err != nil {
+			t.Fatal(err)
+		}
+		if got := sortedKeys(all); !slices.Equal(got, []string{"access", "bootstrap", "resource", "sched-fluxion-qmanager"}) {
+			t.Errorf("%q made the tables %v", s, got)
+		}
 	}
 }
 
@@ -611,8 +621,8 @@ func TestRenderPerGroupResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"[[resource.config]]\n# replicatedJob 'launcher'\nhosts = 'js-launcher-0-0'\ncores = '0-1'\n\n",
-		"[[resource.config]]\n# replicatedJob 'workers'\nhosts = 'js-workers-[0-1]-0'\ncores = '0-7'\ngpus = '0-1'\n",
+		"[[resource.config]]\nhosts = 'js-launcher-0-0'\ncores = '0-1'\n\n",
+		"[[resource.config]]\nhosts = 'js-workers-[0-1]-0'\ncores = '0-7'\ngpus = '0-1'\n",
 	} {
 		if !strings.Contains(f.Broker, want) {
 			t.Errorf("broker.toml lacks\n%s\nin:\n%s", want, f.Broker)
