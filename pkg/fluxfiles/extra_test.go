@@ -1,6 +1,7 @@
 package fluxfiles
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -8,9 +9,10 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// TestBrokerExtra: the user's TOML lands in the tables the template
-// writes and in tables of its own, the file parses, and what the settings
-// would never let through (a top-level key) is an error, not a broken file.
+// TestBrokerExtra: the user's TOML lands in the tables the function
+// writes and in tables of its own, with the user's values, the file
+// parses, and what the settings would never let through (a top-level key,
+// a key the function writes) is an error, not a broken file.
 func TestBrokerExtra(t *testing.T) {
 	extra := map[string]any{
 		"resource":               map[string]any{"exclude": "1", "rediscover": true},
@@ -31,6 +33,14 @@ func TestBrokerExtra(t *testing.T) {
 	if doc["resource"].(map[string]any)["noverify"] != true || doc["access"].(map[string]any)["allow-root-owner"] != true {
 		t.Errorf("the merge lost the function's own keys:\n%s", f.Broker)
 	}
+	for table, sub := range extra {
+		got, _ := doc[table].(map[string]any)
+		for key, want := range sub.(map[string]any) {
+			if !reflect.DeepEqual(got[key], want) {
+				t.Errorf("%s.%s = %#v, want broker-config's %#v", table, key, got[key], want)
+			}
+		}
+	}
 	if !strings.Contains(f.Broker, "[\"odd name\"]") && !strings.Contains(f.Broker, "['odd name']") {
 		t.Errorf("a table name that is no bare key is not quoted:\n%s", f.Broker)
 	}
@@ -39,7 +49,17 @@ func TestBrokerExtra(t *testing.T) {
 	if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "not a table") {
 		t.Errorf("a top-level key: %v, want an error", err)
 	}
-	if err := checkExtra(f.Broker, map[string]any{"resource": map[string]any{"exclude": "2"}}); err == nil {
-		t.Errorf("checkExtra accepts a value the file does not have")
+	// The settings refuse keys the function writes; a plan made otherwise
+	// cannot replace one either.
+	for _, owned := range []map[string]any{
+		{"resource": map[string]any{"noverify": false}},
+		{"sched-fluxion-qmanager": map[string]any{"queue-policy": "easy"}},
+		{"access": map[string]any{"allow-root-owner": false}},
+		{"bootstrap": map[string]any{"default_port": int64(1)}},
+	} {
+		p.BrokerConfig = owned
+		if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "which jobset-flux writes") {
+			t.Errorf("broker-config %v: %v, want an error", owned, err)
+		}
 	}
 }

@@ -4,12 +4,13 @@
 // broker's TOML configuration. They travel in one ConfigMap, keyed by
 // plan.InitScript, plan.EntrypointScript and plan.BrokerConfig.
 //
-// The files are templates embedded next to this code, holding only
+// The scripts are templates embedded next to this code, holding only
 // {{name}} placeholders: Render computes every value, and every value that
-// comes from a JobSet reaches a file through a quoting function (tomlValue
-// or shWord), never by plain interpolation, because JobSet fields are user
-// input and a stray quote or newline must not change the structure of a
-// TOML document or a shell script.
+// comes from a JobSet reaches a script single-quoted by shWord, never by
+// plain interpolation, because JobSet fields are user input and a stray
+// quote or newline must not change the structure of a shell script.
+// broker.toml is a Go struct (brokerConfig) marshalled by go-toml, which
+// encodes every value and key.
 //
 // text/template is not used: its reflection (reflect.Value.MethodByName)
 // makes the linker keep every exported method of every type in the
@@ -18,17 +19,13 @@
 package fluxfiles
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/pelletier/go-toml/v2"
 
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 )
@@ -75,28 +72,22 @@ var (
 	findFluxText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
-	//go:embed broker.toml.tmpl
-	brokerText string
 )
-
-// queuePolicies are the values fluxion's qmanager accepts for queue-policy.
-var queuePolicies = []string{"fcfs", "easy", "conservative", "hybrid"}
 
 // values maps the placeholders of one template to their text.
 type values map[string]string
 
-// quoter quotes the values of one file with one quoting function (shWord
-// or tomlValue) and keeps the first value it refused, so that a render
-// lists its values and checks for an error once.
+// quoter quotes the values of one script with shWord and keeps the first
+// value it refused, so that a render lists its values and checks for an
+// error once.
 type quoter struct {
-	quote func(any) (string, error)
-	err   error
+	err error
 }
 
 // one returns v (a string or an int) quoted; name says which value was
 // refused, if it is.
 func (q *quoter) one(name string, v any) string {
-	s, err := q.quote(v)
+	s, err := shWord(v)
 	if err != nil && q.err == nil {
 		q.err = fmt.Errorf("%s: %w", name, err)
 	}
@@ -149,8 +140,7 @@ func fill(file, text string, vals values) (string, error) {
 }
 
 // Render produces the three files for p. It fails when p is not complete
-// enough to describe a working instance, and when the rendered broker
-// configuration does not parse as TOML.
+// enough to describe a working instance.
 func Render(p *plan.Plan) (Files, error) {
 	if err := check(p); err != nil {
 		return Files{}, fmt.Errorf("fluxfiles: invalid plan: %w", err)
@@ -167,17 +157,11 @@ func Render(p *plan.Plan) (Files, error) {
 		return Files{}, err
 	}
 	f.Setup = p.Setup
-	if err := checkBroker(f.Broker, len(p.Groups)); err != nil {
-		return Files{}, err
-	}
-	if err := checkExtra(f.Broker, p.BrokerConfig); err != nil {
-		return Files{}, err
-	}
 	return f, nil
 }
 
 func renderInit() (string, error) {
-	sh := &quoter{quote: shWord}
+	sh := &quoter{}
 	vals := sh.all(map[string]any{
 		"ViewSource":         plan.ViewSource,
 		"ViewDir":            plan.ViewDir,
@@ -191,7 +175,7 @@ func renderInit() (string, error) {
 }
 
 func renderEntrypoint(p *plan.Plan) (string, error) {
-	sh := &quoter{quote: shWord}
+	sh := &quoter{}
 	// -N is the nodes the job runs on (JobNodes), which the template
 	// still calls Brokers: they are all the brokers unless some groups
 	// have no GPUs for a GPU job.
@@ -283,158 +267,10 @@ func noFluxHint(p *plan.Plan) string {
 	return "the flux-installer init container did not install the view"
 }
 
-func renderBroker(p *plan.Plan) (string, error) {
-	jobSet := p.Name
-	if p.Namespace != "" {
-		jobSet = p.Namespace + "/" + p.Name
-	}
-	toml := &quoter{quote: tomlValue}
-	vals := toml.all(map[string]any{
-		"JobSet":      jobSet,
-		"CertPath":    plan.CertPath,
-		"Port":        p.Port,
-		"Bind":        "tcp://" + uriPart(p.NetworkDevice) + ":%p",
-		"Connect":     "tcp://%h." + uriPart(p.Subdomain) + ":%p",
-		"QueuePolicy": p.QueuePolicy,
-	})
-	// One inline table per group, in rank order.
-	var hosts strings.Builder
-	for i, g := range p.Groups {
-		if i > 0 {
-			hosts.WriteString(",")
-		}
-		hosts.WriteString("\n  { host = " + toml.one("hosts", g.Hosts) + " }")
-	}
-	vals["hosts"] = hosts.String()
-	// One resource entry per group, in rank order: a GPU-less launcher
-	// must not be described with its workers' GPUs (noverify would hide
-	// the lie, and GPU tasks could land on it).
-	var res strings.Builder
-	for _, g := range p.Groups {
-		fmt.Fprintf(&res, "\n\n[[resource.config]]\n# replicatedJob %s\nhosts = %s\ncores = %s",
-			toml.one("group name", g.Name), toml.one("hosts", g.Hosts), toml.one("cores", idset(g.Cores)))
-		if gpus := idset(g.GPUs); gpus != "" {
-			res.WriteString("\ngpus = " + toml.one("gpus", gpus))
-		}
-	}
-	vals["resources"] = res.String()
-	if toml.err != nil {
-		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, toml.err)
-	}
-	if err := mergeExtra(vals, p.BrokerConfig); err != nil {
-		return "", fmt.Errorf("fluxfiles: render %s: broker-config: %w", plan.BrokerConfig, err)
-	}
-	return fill(plan.BrokerConfig, brokerText, vals)
-}
-
-// The tables the template writes, with the placeholder at the end of each
-// one's own keys: TOML forbids opening a table twice, so the user's keys
-// for these tables go inside them, and every other table goes at the end.
-var templateTables = map[string]string{
-	"resource":               "resourceExtra",
-	"sched-fluxion-qmanager": "qmanagerExtra",
-	"access":                 "accessExtra",
-}
-
-// mergeExtra fills the placeholders with the user's broker TOML. Nested
-// tables are written inline, so every key lands in the table it names
-// whatever follows it in the file (a [resource.x] header there would end
-// [resource] before the [[resource.config]] entries, which is legal, but
-// inline tables keep one rule for every case). The rendered file is parsed
-// back by checkBroker, and checkExtra proves every user value is in it.
-func mergeExtra(vals values, extra map[string]any) error {
-	for _, ph := range templateTables {
-		vals[ph] = ""
-	}
-	vals["extra"] = ""
-	var rest strings.Builder
-	for _, table := range slices.Sorted(maps.Keys(extra)) {
-		sub, ok := extra[table].(map[string]any)
-		if !ok {
-			return fmt.Errorf("top-level key %q is not a table", table)
-		}
-		body, err := inlineBody(sub)
-		if err != nil {
-			return err
-		}
-		if ph, ok := templateTables[table]; ok {
-			vals[ph] = "\n# From broker-config.\n" + body
-			continue
-		}
-		name, err := tomlKey(table)
-		if err != nil {
-			return err
-		}
-		rest.WriteString("\n\n# From broker-config.\n[" + name + "]\n" + body)
-	}
-	vals["extra"] = rest.String()
-	return nil
-}
-
-// inlineBody encodes a table's keys as key = value lines, nested tables
-// inline.
-func inlineBody(sub map[string]any) (string, error) {
-	var b bytes.Buffer
-	enc := toml.NewEncoder(&b)
-	enc.SetTablesInline(true)
-	if err := enc.Encode(sub); err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
-}
-
-// tomlKey is a table name as a TOML key: bare when it can be, quoted
-// otherwise.
-func tomlKey(name string) (string, error) {
-	if name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == "" {
-		return name, nil
-	}
-	return tomlValue(name)
-}
-
-// checkBroker parses the rendered configuration back. The templates quote
-// every value with a real TOML encoder, so this only fails on a bug in a
-// template; the broker would reject such a file on every pod at start-up,
-// which is far harder to diagnose than an error from the function.
-func checkBroker(s string, groups int) error {
-	var doc struct {
-		Bootstrap struct {
-			Hosts []map[string]any `toml:"hosts"`
-		} `toml:"bootstrap"`
-	}
-	if err := toml.Unmarshal([]byte(s), &doc); err != nil {
-		return fmt.Errorf("fluxfiles: rendered %s is not valid TOML: %w", plan.BrokerConfig, err)
-	}
-	if len(doc.Bootstrap.Hosts) != groups {
-		return fmt.Errorf("fluxfiles: rendered %s has %d bootstrap hosts entries, want one per group (%d)",
-			plan.BrokerConfig, len(doc.Bootstrap.Hosts), groups)
-	}
-	return nil
-}
-
-// checkExtra proves the merge: every key of the user's broker TOML is in
-// the rendered file with the user's value.
-func checkExtra(s string, extra map[string]any) error {
-	if len(extra) == 0 {
-		return nil
-	}
-	var doc map[string]any
-	if err := toml.Unmarshal([]byte(s), &doc); err != nil {
-		return fmt.Errorf("fluxfiles: rendered %s is not valid TOML: %w", plan.BrokerConfig, err)
-	}
-	for table, sub := range extra {
-		got, _ := doc[table].(map[string]any)
-		for key, want := range sub.(map[string]any) {
-			if !reflect.DeepEqual(got[key], want) {
-				return fmt.Errorf("fluxfiles: rendered %s has %s.%s = %v, want broker-config's %v", plan.BrokerConfig, table, key, got[key], want)
-			}
-		}
-	}
-	return nil
-}
-
 // check rejects plans that would render files which fail only at run time,
-// on every pod at once.
+// on every pod at once: plans whose shape (groups, ranks, counts) does not
+// add up. The settings' values are not checked again: a value that
+// reaches a file is quoted or encoded there, whatever it holds.
 func check(p *plan.Plan) error {
 	if p == nil {
 		return errors.New("nil plan")
@@ -497,20 +333,10 @@ func check(p *plan.Plan) error {
 	if p.GPUsPerTask < 0 || p.CoresPerTask < 0 {
 		bad("negative per-task resources")
 	}
-	if p.Port < 1 || p.Port > 65535 {
-		bad("port %d is not a TCP port", p.Port)
-	}
-	if p.NetworkDevice == "" {
-		bad("empty network device (use \"*\" for all interfaces)")
-	}
-	if !slices.Contains(queuePolicies, p.QueuePolicy) {
-		bad("queue policy %q is not one of fcfs, easy, conservative, hybrid", p.QueuePolicy)
-	}
-	if p.ConnectTimeout == "" {
-		bad("empty connect timeout")
-	}
-	if p.Topology == "" {
-		bad("empty topology")
+	// Each setting was checked once, by package settings; what the files
+	// need besides is that the plan's settings came from there at all.
+	if !p.Settings.Resolved() {
+		bad("the settings were not resolved (settings.Defaults, then Apply)")
 	}
 	return errors.Join(errs...)
 }
@@ -526,36 +352,6 @@ func idset(n int) string {
 	default:
 		return "0-" + strconv.Itoa(n-1)
 	}
-}
-
-// uriPart escapes s for a bootstrap URI template, where % introduces %h
-// and %p. "*" (bind to all interfaces) passes unchanged.
-func uriPart(s string) string {
-	return strings.ReplaceAll(s, "%", "%%")
-}
-
-// tomlValue encodes a string or an
-// int as a TOML value with go-toml's encoder, so that quotes, backslashes
-// and control characters in JobSet fields are escaped by the TOML
-// implementation rather than by hand.
-func tomlValue(v any) (string, error) {
-	switch v.(type) {
-	case string, int:
-	default:
-		return "", fmt.Errorf("toml: cannot encode a %T", v)
-	}
-	// go-toml encodes documents, not bare values: encode a one-key
-	// document and keep what follows the key.
-	b, err := toml.Marshal(struct{ V any }{v})
-	if err != nil {
-		return "", fmt.Errorf("toml: encode %v: %w", v, err)
-	}
-	const prefix = "V = "
-	s := string(bytes.TrimSuffix(b, []byte("\n")))
-	if !strings.HasPrefix(s, prefix) || strings.ContainsAny(s, "\n\r") {
-		return "", fmt.Errorf("toml: unexpected encoding %q of %v", s, v)
-	}
-	return s[len(prefix):], nil
 }
 
 // shWord turns a string into one bash

@@ -1,7 +1,6 @@
 package fluxfiles
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )
 
 // requireTool returns the path of a tool the test needs. In CI a missing
@@ -46,6 +46,7 @@ type group struct {
 // edit adjusts the defaults before the derived counts are filled in.
 func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 	p := &plan.Plan{
+		Settings:       settings.Defaults(),
 		Namespace:      "team-a",
 		Name:           "js",
 		Subdomain:      "js",
@@ -55,11 +56,6 @@ func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble",
 		TasksPerNode:   1,
 		CoresPerTask:   4,
-		NetworkDevice:  "eth0",
-		Port:           8050,
-		QueuePolicy:    "fcfs",
-		ConnectTimeout: "5s",
-		Topology:       "kary:256",
 	}
 	for i, g := range groups {
 		p.Groups = append(p.Groups, plan.Group{
@@ -446,27 +442,22 @@ func TestRenderRejects(t *testing.T) {
 		t.Fatalf("Render(valid plan): %v", err)
 	}
 	cases := map[string]func(*plan.Plan){
-		"no groups":          func(p *plan.Plan) { p.Groups = nil },
-		"empty hostlist":     func(p *plan.Plan) { p.Groups[0].Hosts = "" },
-		"brokers mismatch":   func(p *plan.Plan) { p.Brokers = 3 },
-		"zero replicas":      func(p *plan.Plan) { p.Groups[0].Replicas = 0 },
-		"no tasks":           func(p *plan.Plan) { p.Tasks = 0 },
-		"no cores":           func(p *plan.Plan) { p.Groups[0].Cores = 0 },
-		"job nodes mismatch": func(p *plan.Plan) { p.JobNodes = 1 },
-		"tasks mismatch":     func(p *plan.Plan) { p.Tasks = 3 },
-		"gpus not there":     func(p *plan.Plan) { p.GPUsPerTask = 1 },
-		"cores not there":    func(p *plan.Plan) { p.TasksPerNode, p.Tasks = 8, 16 },
-		"negative gpus":      func(p *plan.Plan) { p.GPUsPerTask = -1 },
-		"port 0":             func(p *plan.Plan) { p.Port = 0 },
-		"port 65536":         func(p *plan.Plan) { p.Port = 65536 },
-		"no device":          func(p *plan.Plan) { p.NetworkDevice = "" },
-		"queue policy":       func(p *plan.Plan) { p.QueuePolicy = "lifo" },
-		"no topology":        func(p *plan.Plan) { p.Topology = "" },
-		"no timeout":         func(p *plan.Plan) { p.ConnectTimeout = "" },
-		"no name":            func(p *plan.Plan) { p.Name = "" },
-		"no subdomain":       func(p *plan.Plan) { p.Subdomain = "" },
-		"NUL in run option":  func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
-		"NUL in topology":    func(p *plan.Plan) { p.Topology = "kary:2\x00" },
+		"no groups":             func(p *plan.Plan) { p.Groups = nil },
+		"empty hostlist":        func(p *plan.Plan) { p.Groups[0].Hosts = "" },
+		"brokers mismatch":      func(p *plan.Plan) { p.Brokers = 3 },
+		"zero replicas":         func(p *plan.Plan) { p.Groups[0].Replicas = 0 },
+		"no tasks":              func(p *plan.Plan) { p.Tasks = 0 },
+		"no cores":              func(p *plan.Plan) { p.Groups[0].Cores = 0 },
+		"job nodes mismatch":    func(p *plan.Plan) { p.JobNodes = 1 },
+		"tasks mismatch":        func(p *plan.Plan) { p.Tasks = 3 },
+		"gpus not there":        func(p *plan.Plan) { p.GPUsPerTask = 1 },
+		"cores not there":       func(p *plan.Plan) { p.TasksPerNode, p.Tasks = 8, 16 },
+		"negative gpus":         func(p *plan.Plan) { p.GPUsPerTask = -1 },
+		"settings not resolved": func(p *plan.Plan) { p.Settings = settings.Settings{} },
+		"no name":               func(p *plan.Plan) { p.Name = "" },
+		"no subdomain":          func(p *plan.Plan) { p.Subdomain = "" },
+		"NUL in run option":     func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
+		"NUL in topology":       func(p *plan.Plan) { p.Topology = "kary:2\x00" },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -501,39 +492,50 @@ func TestFill(t *testing.T) {
 	}
 }
 
-func TestCheckBroker(t *testing.T) {
-	if err := checkBroker("[bootstrap]\nhosts = [ { host = 'a' } ]\n", 1); err != nil {
-		t.Errorf("valid document: %v", err)
-	}
-	if err := checkBroker("[bootstrap]\nhosts = [ { host = 'a' } ]\n", 2); err == nil {
-		t.Error("accepted a document with too few hosts entries")
-	}
-	err := checkBroker("[bootstrap]\ncurve_cert = 'unterminated\n", 0)
-	var decodeErr *toml.DecodeError
-	if err == nil || !errors.As(err, &decodeErr) {
-		t.Errorf("broken document: err = %v, want a wrapped *toml.DecodeError", err)
-	}
-}
-
-func TestTOMLValue(t *testing.T) {
-	for _, s := range []string{"", "plain", "it's", `"q"`, `back\slash`, "new\nline", "tab\tcr\r", "\x00\x7f", "ünï ☃", "'''", `"""`} {
-		text, err := tomlValue(s)
+// TestBrokerStrings: strings with TOML syntax, quotes and control
+// characters in every string of broker.toml that comes from the JobSet
+// decode to exactly what they were, and add no table.
+func TestBrokerStrings(t *testing.T) {
+	for _, s := range []string{"plain", "it's", `"q"`, `back\slash`, "new\nline", "tab\tcr\r", "\x00\x7f", "ünï ☃", "'''", `"""`, "a]\n[bootstrap]\nx = 1", "# c"} {
+		// The queue policy reaches the entrypoint too, where a NUL byte
+		// is refused (TestRenderRejects).
+		policy := strings.ReplaceAll(s, "\x00", "")
+		p := newPlan([]group{{"w", 1, 2, s}}, func(p *plan.Plan) {
+			p.Subdomain, p.NetworkDevice, p.QueuePolicy, p.Name = s, s, policy, s
+		})
+		f, err := Render(p)
 		if err != nil {
-			t.Fatalf("tomlValue(%q): %v", s, err)
+			t.Fatalf("Render with %q: %v", s, err)
 		}
-		if strings.ContainsAny(text, "\n\r") {
-			t.Errorf("tomlValue(%q) = %q spans lines", s, text)
+		var doc struct {
+			Bootstrap struct {
+				DefaultBind    string                  `toml:"default_bind"`
+				DefaultConnect string                  `toml:"default_connect"`
+				Hosts          []struct{ Host string } `toml:"hosts"`
+			} `toml:"bootstrap"`
+			Resource struct {
+				Config []struct{ Hosts string } `toml:"config"`
+			} `toml:"resource"`
+			Qmanager struct {
+				QueuePolicy string `toml:"queue-policy"`
+			} `toml:"sched-fluxion-qmanager"`
 		}
-		var doc struct{ K string }
-		if err := toml.Unmarshal([]byte("K = "+text+"\n"), &doc); err != nil || doc.K != s {
-			t.Errorf("tomlValue(%q) = %s, decodes to %q, %v", s, text, doc.K, err)
+		if err := toml.Unmarshal([]byte(f.Broker), &doc); err != nil {
+			t.Fatalf("broker.toml with %q does not parse: %v\n%s", s, err, f.Broker)
 		}
-	}
-	if text, err := tomlValue(8050); err != nil || text != "8050" {
-		t.Errorf("tomlValue(8050) = %q, %v", text, err)
-	}
-	if _, err := tomlValue(1.5); err == nil {
-		t.Error("tomlValue(float) succeeded")
+		escaped := strings.ReplaceAll(s, "%", "%%")
+		b := doc.Bootstrap
+		if b.DefaultBind != "tcp://"+escaped+":%p" || b.DefaultConnect != "tcp://%h."+escaped+":%p" || len(b.Hosts) != 1 || b.Hosts[0].Host != s ||
+			len(doc.Resource.Config) != 1 || doc.Resource.Config[0].Hosts != s || doc.Qmanager.QueuePolicy != policy {
+			t.Errorf("%q did not round-trip: %+v\n%s", s, doc, f.Broker)
+		}
+		var all map[string]any
+		if err := toml.Unmarshal([]byte(f.Broker), &all); err != nil {
+			t.Fatal(err)
+		}
+		if got := sortedKeys(all); !slices.Equal(got, []string{"access", "bootstrap", "resource", "sched-fluxion-qmanager"}) {
+			t.Errorf("%q made the tables %v", s, got)
+		}
 	}
 }
 
@@ -619,8 +621,8 @@ func TestRenderPerGroupResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"[[resource.config]]\n# replicatedJob 'launcher'\nhosts = 'js-launcher-0-0'\ncores = '0-1'\n\n",
-		"[[resource.config]]\n# replicatedJob 'workers'\nhosts = 'js-workers-[0-1]-0'\ncores = '0-7'\ngpus = '0-1'\n",
+		"[[resource.config]]\nhosts = 'js-launcher-0-0'\ncores = '0-1'\n\n",
+		"[[resource.config]]\nhosts = 'js-workers-[0-1]-0'\ncores = '0-7'\ngpus = '0-1'\n",
 	} {
 		if !strings.Contains(f.Broker, want) {
 			t.Errorf("broker.toml lacks\n%s\nin:\n%s", want, f.Broker)

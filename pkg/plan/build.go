@@ -24,21 +24,23 @@ const (
 	MaxBrokers = 1_000_000
 )
 
-// Build resolves the settings of one JobSet (config, then the wrapped
-// container's environment, then the JobSet's annotations), validates the
-// JobSet against what Flux and the JobSet controller need, and computes the
-// plan. The plan is nil when there are errors; every problem found is
-// reported, not only the first.
-func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
+// Build resolves the settings of one JobSet over base (the defaults with
+// the function config applied): the JobSet's annotations, then the
+// wrapped containers' environment, each value parsed once (settings.Apply
+// keeps the annotations' precedence over the environment). It validates
+// the JobSet against what Flux and the JobSet controller need, and
+// computes the plan. The plan is nil when there are errors; every problem
+// found is reported, not only the first.
+func Build(js *jobset.JobSet, base settings.Settings) (*Plan, finding.List) {
 	var found finding.List
+	s := base
 	annotations, f := settings.AnnotationLayer(js.Annotations)
 	found.Add(f)
+	found.Add(s.Apply(annotations))
 
 	// Which replicatedJobs and containers are wrapped is known before the
 	// environment is read, since the environment lives on those containers.
-	pre, f := settings.Resolve(config, annotations)
-	found.Add(f)
-	groups, f := chooseGroups(js, &pre)
+	groups, f := chooseGroups(js, &s)
 	found.Add(f)
 	if len(groups) == 0 && !found.HasErrors() {
 		// Never reached through jobset.Read, which reports the cause; the
@@ -47,33 +49,21 @@ func Build(js *jobset.JobSet, config settings.Layer) (*Plan, finding.List) {
 	}
 	env, f := envLayer(js, groups)
 	found.Add(f)
-	s, _ := settings.Resolve(config, env, annotations) // errors already reported above, except env's
-	_, f = settings.Resolve(env)
-	found.Add(f)
+	found.Add(s.Apply(env))
 	if found.HasErrors() {
 		return nil, found
 	}
 
 	p := &Plan{
-		Namespace:        js.Namespace,
-		Name:             js.Name,
-		Subdomain:        js.Subdomain,
-		ConfigMapName:    js.Name + ConfigMapSuffix,
-		SecretName:       js.Name + SecretSuffix,
-		GenerateSecret:   s.CurveSecret == "",
-		ViewImage:        s.ViewImage,
-		NetworkDevice:    s.NetworkDevice,
-		Port:             s.Port,
-		QueuePolicy:      s.QueuePolicy,
-		ConnectTimeout:   s.ConnectTimeout,
-		Topology:         s.Topology,
-		RunOptions:       s.RunOptions,
-		BrokerAttributes: s.BrokerAttributes,
-		BrokerConfig:     s.BrokerConfig,
-		LogLevel:         s.LogLevel,
-		Setup:            s.Setup,
-		ShmSize:          s.ShmSize,
-		Groups:           groups,
+		Settings:       s,
+		Namespace:      js.Namespace,
+		Name:           js.Name,
+		Subdomain:      js.Subdomain,
+		ConfigMapName:  js.Name + ConfigMapSuffix,
+		SecretName:     js.Name + SecretSuffix,
+		GenerateSecret: s.CurveSecret == "",
+		ViewImage:      s.ViewImage,
+		Groups:         groups,
 	}
 	if s.CurveSecret != "" {
 		p.SecretName = s.CurveSecret
@@ -547,7 +537,6 @@ func gpuField(c *jobset.Container) string {
 // flux-path is a contradiction, not a precedence question.
 func imageFlux(p *Plan, s *settings.Settings) finding.List {
 	var found finding.List
-	p.FluxPath = s.FluxPath
 	p.ImageFlux = s.ViewImage == settings.NoView || s.FluxPath != ""
 	if s.FluxPath != "" && s.ViewImage != settings.NoView && s.Origin("view-image") != "" {
 		found.Errorf(s.Origin("flux-path"), "flux-path says the image carries Flux, but view-image is %q (%s); set view-image to \"none\" or remove it, or remove flux-path", s.ViewImage, s.Origin("view-image"))
@@ -585,7 +574,6 @@ func interactive(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List 
 	c := js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
 	hasCommand := len(g.Command) > 0 || len(c.Args) > 0
 	if s.Launcher {
-		p.Launcher = true
 		if !hasCommand {
 			found.Errorf(c.Path+".command", "launcher is true (%s) but the container has no command or args to run as the instance's initial program; give it a command (a script that submits jobs), or remove launcher", s.Origin("launcher"))
 		}

@@ -48,6 +48,17 @@ func jobsetYAML(annotations map[string]string, rjs ...string) string {
 	return b.String()
 }
 
+// resolved is the function config layer applied over the defaults, as
+// the transform hands it to Build.
+func resolved(t *testing.T, config settings.Layer) settings.Settings {
+	t.Helper()
+	s, found := settings.Resolve(config)
+	if len(found) > 0 {
+		t.Fatalf("config: %v", found)
+	}
+	return s
+}
+
 func errorsOf(found finding.List) []string {
 	var out []string
 	for _, f := range found {
@@ -67,7 +78,7 @@ func TestPrecedence(t *testing.T) {
 	}}
 	env := "env:\n- name: FLUX_VIEW_IMAGE\n  value: example.com/env:1\n- name: FLUX_NETWORK_DEVICE\n  value: ib0"
 	js := read(t, jobsetYAML(map[string]string{"flux-framework.org/network-device": "*"}, "w:1:2:"+env))
-	p, found := Build(js, config)
+	p, found := Build(js, resolved(t, config))
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -89,7 +100,7 @@ func TestPrecedence(t *testing.T) {
 func TestEnvErrorsNameTheVariable(t *testing.T) {
 	env := "env:\n- name: FLUX_QUEUE_POLICY\n  value: lifo"
 	js := read(t, jobsetYAML(nil, "w:1:2:"+env))
-	p, found := Build(js, settings.Layer{})
+	p, found := Build(js, settings.Defaults())
 	errs := errorsOf(found)
 	if p != nil || len(errs) != 1 || !strings.Contains(errs[0], "containers[0].env[0].value: invalid queue-policy from the container environment") {
 		t.Fatalf("errors = %q", errs)
@@ -98,7 +109,7 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 
 func TestRanksAndHostlists(t *testing.T) {
 	js := read(t, jobsetYAML(map[string]string{"flux-framework.org/replicated-jobs": "b,a"}, "a:2:3", "b:4:1", "c:1:1"))
-	p, found := Build(js, settings.Layer{})
+	p, found := Build(js, settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -140,7 +151,7 @@ func TestGridHostlists(t *testing.T) {
 		{2, 5000, "js-w-0-[0-4999],js-w-1-[0-4999]"},
 	} {
 		js := read(t, jobsetYAML(nil, fmt.Sprintf("w:%d:%d", tc.replicas, tc.completions)))
-		p, found := Build(js, settings.Layer{})
+		p, found := Build(js, settings.Defaults())
 		if p == nil {
 			t.Fatalf("%dx%d: Build failed: %v", tc.replicas, tc.completions, errorsOf(found))
 		}
@@ -198,7 +209,7 @@ func TestResourcesDerived(t *testing.T) {
 			if tc.container != "" {
 				rj += ":" + tc.container
 			}
-			p, found := Build(read(t, jobsetYAML(tc.annotations, rj)), settings.Layer{})
+			p, found := Build(read(t, jobsetYAML(tc.annotations, rj)), settings.Defaults())
 			if p == nil {
 				t.Fatalf("Build failed: %v", errorsOf(found))
 			}
@@ -213,13 +224,13 @@ func TestResourcesDerived(t *testing.T) {
 
 func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 	js := read(t, jobsetYAML(nil, "w:1:2"))
-	p, _ := Build(js, settings.Layer{})
+	p, _ := Build(js, settings.Defaults())
 	want := JobDefaults{CompletionMode: true, Parallelism: true, BackoffLimit: true, RestartPolicy: true}
 	if p.Groups[0].Set != want || !p.SetDNSHostnames || !p.SetPublishNotReady {
 		t.Errorf("set = %+v (dns %v, notready %v), want %+v and both network fields", p.Groups[0].Set, p.SetDNSHostnames, p.SetPublishNotReady, want)
 	}
 	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 3\n", 1)
-	p, _ = Build(read(t, text), settings.Layer{})
+	p, _ = Build(read(t, text), settings.Defaults())
 	if p.Groups[0].Set != (JobDefaults{RestartPolicy: true}) {
 		t.Errorf("set = %+v, want only restartPolicy", p.Groups[0].Set)
 	}
@@ -233,7 +244,7 @@ func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 func TestLookalikeRenderingRefused(t *testing.T) {
 	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "command: [run]", "command: ["+EntrypointPath+", run]\n              volumeMounts:\n              - name: flux-config\n                mountPath: /data", 1)
 	text = strings.Replace(text, "            containers:", "            initContainers:\n            - name: flux-installer\n              image: view\n            volumes:\n            - name: flux-config\n              emptyDir: {}\n            containers:", 1)
-	p, found := Build(read(t, text), settings.Layer{})
+	p, found := Build(read(t, text), settings.Defaults())
 	if p != nil {
 		t.Fatal("built a plan")
 	}
@@ -267,7 +278,7 @@ func TestBuildErrors(t *testing.T) {
 		{"mount overlap", jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: x\n  mountPath: /mnt/flux"), "overlaps a path jobset-flux mounts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, found := Build(read(t, tc.text), settings.Layer{})
+			p, found := Build(read(t, tc.text), settings.Defaults())
 			errs := strings.Join(errorsOf(found), "\n")
 			if p != nil || !strings.Contains(errs, tc.want) {
 				t.Errorf("plan %v, errors:\n%s\nwant an error containing %q", p != nil, errs, tc.want)
@@ -277,7 +288,7 @@ func TestBuildErrors(t *testing.T) {
 }
 
 func TestOwnShmMountWins(t *testing.T) {
-	p, found := Build(read(t, jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: shm\n  mountPath: /dev/shm/")), settings.Layer{})
+	p, found := Build(read(t, jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: shm\n  mountPath: /dev/shm/")), settings.Defaults())
 	if p == nil || !p.Groups[0].OwnShm {
 		t.Fatalf("want OwnShm, got plan %v: %v", p, errorsOf(found))
 	}
@@ -291,7 +302,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 	text := jobsetYAML(nil,
 		"launcher:1:1:resources:\n  limits:\n    cpu: 2",
 		"workers:2:2:resources:\n  limits:\n    cpu: 32\n    nvidia.com/gpu: 8")
-	p, found := Build(read(t, text), settings.Layer{})
+	p, found := Build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -311,7 +322,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 
 	// No GPUs anywhere: every group runs the job, -c fits the smaller.
 	p, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "2"},
-		"a:1:1:resources:\n  limits:\n    cpu: 8", "b:1:3:resources:\n  requests:\n    cpu: 4")), settings.Layer{})
+		"a:1:1:resources:\n  limits:\n    cpu: 8", "b:1:3:resources:\n  requests:\n    cpu: 4")), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -328,7 +339,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 	// A launcher whose CPU limit cannot hold the tasks per node runs
 	// none, since the workers can: no error, and an info says why.
 	p, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "32"},
-		"launcher:1:1:resources:\n  limits:\n    cpu: 1", "workers:1:4:resources:\n  limits:\n    cpu: 32")), settings.Layer{})
+		"launcher:1:1:resources:\n  limits:\n    cpu: 1", "workers:1:4:resources:\n  limits:\n    cpu: 32")), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -343,7 +354,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 	}
 
 	// An explicit gpus-per-node describes every node alike.
-	p, _ = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "2"}, "a:1:1", "b:1:1:resources:\n  limits:\n    nvidia.com/gpu: 8")), settings.Layer{})
+	p, _ = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "2"}, "a:1:1", "b:1:1:resources:\n  limits:\n    nvidia.com/gpu: 8")), settings.Defaults())
 	if p == nil || p.Groups[0].GPUs != 2 || p.Groups[1].GPUs != 2 || p.JobNodes != 2 || p.GPUsPerTask != 1 {
 		t.Errorf("explicit gpus-per-node: plan %+v, want 2 GPUs on both groups, -N 2, -g 1", p)
 	}
@@ -354,7 +365,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 // gpus-per-node says how many GPUs there are.
 func TestAcceleratorWarnings(t *testing.T) {
 	text := jobsetYAML(nil, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4\n    memory: 1Gi")
-	p, found := Build(read(t, text), settings.Layer{})
+	p, found := Build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -368,7 +379,7 @@ func TestAcceleratorWarnings(t *testing.T) {
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], path+": is not counted as GPUs") || !strings.Contains(warnings[0], "gpu.intel.com/i915") {
 		t.Errorf("warnings %q, want one at %s", warnings, path)
 	}
-	_, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "4"}, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4")), settings.Layer{})
+	_, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "4"}, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4")), settings.Defaults())
 	if slices.ContainsFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Warning }) {
 		t.Errorf("gpus-per-node is set, yet: %+v", found)
 	}
@@ -399,7 +410,7 @@ func TestUnusedCommandsWarned(t *testing.T) {
 			}
 		}
 	}
-	p, found := Build(read(t, strings.Join(lines, "\n")), settings.Layer{})
+	p, found := Build(read(t, strings.Join(lines, "\n")), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -427,7 +438,7 @@ func TestUnusedCommandsWarned(t *testing.T) {
 func TestLauncher(t *testing.T) {
 	text := jobsetYAML(map[string]string{"flux-framework.org/launcher": "true"},
 		"driver:1:1:resources:\n  limits:\n    cpu: 1", "w:2:3:resources:\n  limits:\n    cpu: 4\n    nvidia.com/gpu: 2")
-	p, found := Build(read(t, text), settings.Layer{})
+	p, found := Build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("errors: %v", errorsOf(found))
 	}
@@ -440,7 +451,7 @@ func TestLauncher(t *testing.T) {
 	// Set in the function config and switched off by an annotation.
 	off := jobsetYAML(map[string]string{"flux-framework.org/launcher": "false", "flux-framework.org/tasks-per-node": "1"}, "w:1:2")
 	cfg := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{"launcher": {Value: "true", Path: "data.launcher"}}}
-	if p, found := Build(read(t, off), cfg); p == nil || p.Launcher {
+	if p, found := Build(read(t, off), resolved(t, cfg)); p == nil || p.Launcher {
 		t.Errorf("annotation launcher=false over config true: plan %v, errors %v", p != nil, errorsOf(found))
 	}
 }
@@ -455,7 +466,7 @@ func TestImageFlux(t *testing.T) {
 		{map[string]string{"flux-framework.org/flux-path": "/opt/flux"}, "/opt/flux"},
 		{map[string]string{"flux-framework.org/view-image": "none", "flux-framework.org/flux-path": "/usr"}, "/usr"},
 	} {
-		p, found := Build(read(t, jobsetYAML(tc.ann, "w:1:2")), settings.Layer{})
+		p, found := Build(read(t, jobsetYAML(tc.ann, "w:1:2")), settings.Defaults())
 		if p == nil || !p.ImageFlux || p.FluxPath != tc.path || p.ViewImage != "" {
 			t.Errorf("%v: plan %+v, errors %v; want image Flux at %q", tc.ann, p, errorsOf(found), tc.path)
 		}

@@ -4,7 +4,11 @@
 // and task counts, per-task resources, names and paths).
 package plan
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+)
 
 // Paths inside every Flux pod. The init container fills the install and
 // software volumes; the entrypoint keeps its private state under RunDir.
@@ -109,8 +113,15 @@ type JobDefaults struct {
 	CompletionMode, Completions, Parallelism, BackoffLimit, RestartPolicy bool
 }
 
-// Plan is everything needed to render one JobSet for Flux.
+// Plan is everything needed to render one JobSet for Flux: the JobSet's
+// resolved settings, which the templates read as they are (p.Port,
+// p.QueuePolicy, ...), and what the plan derives from them and the
+// JobSet. Where a setting only seeds a derived value, the plan's field of
+// the same name shadows it: ViewImage, TasksPerNode and Interactive are
+// what the render uses; the setting stays at p.Settings.
 type Plan struct {
+	settings.Settings
+
 	// Namespace and Name identify the JobSet (Namespace may be empty).
 	Namespace, Name string
 	// Subdomain is the pods' DNS subdomain (spec.network.subdomain or Name).
@@ -120,13 +131,13 @@ type Plan struct {
 	// GenerateSecret is false when an external Secret (curve-secret) is used.
 	GenerateSecret bool
 
-	// ViewImage is the flux-view image of the init container.
+	// ViewImage is the flux-view image of the init container, "" when
+	// the app image carries Flux (ImageFlux).
 	ViewImage string
 	// ImageFlux: the app image carries Flux (view-image none, or
 	// flux-path): no init container, no view volumes. FluxPath is its
 	// prefix; "" means the first flux on the image's PATH.
 	ImageFlux bool
-	FluxPath  string
 	// Groups are the replicatedJobs of the instance, in rank order.
 	Groups []Group
 	// Brokers is the number of pods (ranks) in the instance.
@@ -137,40 +148,13 @@ type Plan struct {
 	JobNodes, TasksPerNode int
 	// Tasks is JobNodes*TasksPerNode (-n); CoresPerTask and GPUsPerTask
 	// are the per-task shares passed to flux run (-c, -g), which fit every
-	// node of every group that runs the job.
+	// node of every group that runs the job. With Launcher they are all
+	// zero: the command is the instance's initial program, run once on
+	// rank 0, not a flux run over the nodes.
 	Tasks, CoresPerTask, GPUsPerTask int
 
-	// NetworkDevice is the interface brokers bind ("*" for all).
-	NetworkDevice string
-	// Port is the TBON port.
-	Port int
-	// QueuePolicy is fluxion's queue policy.
-	QueuePolicy string
-	// ConnectTimeout is tbon.connect_timeout (a Flux standard duration).
-	ConnectTimeout string
-	// Topology is tbon.topo (e.g. "kary:256").
-	Topology string
 	// Interactive keeps the instance up with no command (broker.rc2_none).
 	Interactive bool
-	// Launcher makes the command the instance's initial program, run once
-	// on rank 0 (flux start ... COMMAND), not a flux run over the nodes;
-	// JobNodes, TasksPerNode, Tasks and the per-task shares are then zero.
-	Launcher bool
-	// BrokerAttributes are extra flux start -Sname=value words (validated,
-	// none the entrypoint sets itself); LogLevel, when set, is
-	// log-stderr-level.
-	BrokerAttributes []string
-	LogLevel         *int
-	// BrokerConfig is extra broker TOML (tables of keys the function does
-	// not write), merged into broker.toml.
-	BrokerConfig map[string]any
-	// Setup is shell text every pod sources before Flux starts ("" for
-	// none), shipped as SetupScript.
-	Setup string
-	// RunOptions are extra flux run options, one word each.
-	RunOptions []string
-	// ShmSize is the sizeLimit of the /dev/shm emptyDir ("" for none).
-	ShmSize string
 
 	// SetDNSHostnames and SetPublishNotReady fill unset spec.network fields.
 	SetDNSHostnames, SetPublishNotReady bool

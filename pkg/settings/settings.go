@@ -62,28 +62,39 @@ type Settings struct {
 	CurveSecret string
 	ShmSize     string
 
-	// origins maps a setting name to the field path of the value in force.
-	origins map[string]string
+	// origins says, for each setting not at its default, where the value
+	// in force was read.
+	origins map[string]origin
+	// resolved is true for Settings that started from Defaults.
+	resolved bool
+}
+
+// Resolved reports whether s started from Defaults, so that every value
+// in it is a default or passed its setting's checks (unless a test set a
+// field by hand): the generated files trust such values and check no
+// setting again.
+func (s *Settings) Resolved() bool { return s.resolved }
+
+// origin is where a setting's value was read: its field path and layer.
+type origin struct {
+	path string
+	kind Kind
 }
 
 // Origin returns the field path the named setting was read from, or ""
 // when it has its default value.
-func (s *Settings) Origin(name string) string { return s.origins[name] }
+func (s *Settings) Origin(name string) string { return s.origins[name].path }
 
-// Defaults returns the built-in defaults.
+// Defaults returns the built-in defaults: each row's Default, stored
+// unchecked (TestDefaultsValid checks them).
 func Defaults() Settings {
-	return Settings{
-		// Ubuntu 22.04's view (glibc 2.35): a view's binaries run only in
-		// images whose glibc is as new or newer, and this one runs in the
-		// 22.04 images GPU stacks still build on (NGC's, for one) as well
-		// as in 24.04 ones; the 24.04 view would fail in the former.
-		ViewImage:      "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy",
-		NetworkDevice:  "eth0",
-		Port:           8050,
-		QueuePolicy:    "fcfs",
-		ConnectTimeout: "5s",
-		Topology:       "kary:256",
+	s := Settings{resolved: true}
+	for i := range table {
+		if d := &table[i]; d.Default != "" {
+			d.value.set(&s, d.Default)
+		}
 	}
+	return s
 }
 
 // Kind says where a raw value came from.
@@ -119,66 +130,96 @@ type Layer struct {
 	Values map[string]Raw
 }
 
-// Resolve applies the layers, in order, over the defaults. Invalid values
-// become errors at the path they were read from; the setting keeps the
-// value of the layer below.
+// Resolve applies the layers over the defaults (see Apply).
 func Resolve(layers ...Layer) (Settings, finding.List) {
 	s := Defaults()
-	s.origins = map[string]string{}
 	var found finding.List
 	for _, layer := range layers {
-		for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
-			raw := layer.Values[name]
-			def, ok := byName(name)
-			if !ok {
-				found.Errorf(raw.Path, "unknown setting %s%s", quote(name), suggest(name))
-				continue
-			}
-			if err := def.apply(&s, raw.Value); err != nil {
-				found = append(found, finding.Finding{
-					Severity: finding.Error,
-					Path:     raw.Path,
-					Current:  raw.Value,
-					Message:  fmt.Sprintf("invalid %s from the %s: %v", name, layer.Kind, err),
-				})
-				continue
-			}
-			s.origins[name] = raw.Path
-		}
+		found.Add(s.Apply(layer))
 	}
 	return s, found
 }
 
+// Apply parses each value of layer, once, and keeps it unless a layer of
+// higher precedence set the setting already: the result does not depend
+// on the order layers are applied in (plan.Build applies the annotations
+// before the environment, which lives on the containers they choose). An
+// invalid value is an error at the path it was read from, naming its
+// layer (the config's errors are reported against the config object,
+// which names it), and the setting keeps the value it had. s's origins
+// are copied before they change, so a copy of s shares nothing with it.
+func (s *Settings) Apply(layer Layer) finding.List {
+	var found finding.List
+	if len(layer.Values) == 0 {
+		return found
+	}
+	origins := make(map[string]origin, len(s.origins)+len(layer.Values))
+	maps.Copy(origins, s.origins)
+	s.origins = origins
+	for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
+		raw := layer.Values[name]
+		d, ok := byName(name)
+		if !ok {
+			found.Errorf(raw.Path, "unknown setting %s%s", quote(name), suggest(name))
+			continue
+		}
+		target := s
+		if o, set := s.origins[name]; set && o.kind > layer.Kind {
+			// Checked all the same, so that every bad value is reported.
+			target = &Settings{}
+		}
+		if err := d.value.parse(target, raw.Value); err != nil {
+			from := ""
+			if layer.Kind != FromConfig {
+				from = " from the " + layer.Kind.String()
+			}
+			found = append(found, finding.Finding{
+				Severity: finding.Error,
+				Path:     raw.Path,
+				Current:  raw.Value,
+				Message:  fmt.Sprintf("invalid %s%s: %v", name, from, err),
+			})
+			continue
+		}
+		if target == s {
+			s.origins[name] = origin{path: raw.Path, kind: layer.Kind}
+		}
+	}
+	return found
+}
+
 // Check validates one raw value of the named setting without applying it.
 func Check(name, value string) error {
-	def, ok := byName(name)
+	d, ok := byName(name)
 	if !ok {
 		return fmt.Errorf("unknown setting %s%s", quote(name), suggest(name))
 	}
 	var s Settings
-	return def.apply(&s, value)
+	return d.value.parse(&s, value)
 }
 
 // Names returns every setting name, in documentation order.
 func Names() []string {
-	names := make([]string, len(definitions))
-	for i, d := range definitions {
-		names[i] = d.name
+	names := make([]string, len(table))
+	for i, d := range table {
+		names[i] = d.Name
 	}
 	return names
 }
 
 // FieldName returns the JobSetFlux spec field of a setting name.
 func FieldName(name string) string {
-	d, _ := byName(name)
-	return d.field
+	if d, ok := byName(name); ok {
+		return d.Field
+	}
+	return ""
 }
 
 // Fields returns every JobSetFlux spec field, in documentation order.
 func Fields() []string {
-	fields := make([]string, len(definitions))
-	for i, d := range definitions {
-		fields[i] = d.field
+	fields := make([]string, len(table))
+	for i, d := range table {
+		fields[i] = d.Field
 	}
 	return fields
 }
@@ -186,9 +227,9 @@ func Fields() []string {
 // OfField returns the setting name of a JobSetFlux spec field and the
 // field's type.
 func OfField(field string) (name string, typ Type, ok bool) {
-	for _, d := range definitions {
-		if d.field == field {
-			return d.name, d.typ, true
+	for _, d := range table {
+		if d.Field == field {
+			return d.Name, d.Type, true
 		}
 	}
 	return "", Type{}, false
@@ -215,19 +256,24 @@ func AnnotationLayer(annotations map[string]string) (Layer, finding.List) {
 	return layer, found
 }
 
-// EnvNames maps the reference plugin's environment variables to settings.
-var EnvNames = map[string]string{
-	"FLUX_VIEW_IMAGE":     "view-image",
-	"FLUX_NETWORK_DEVICE": "network-device",
-	"FLUX_QUEUE_POLICY":   "queue-policy",
-}
+// EnvNames maps the reference plugin's environment variables to settings
+// (the rows' Env).
+var EnvNames = func() map[string]string {
+	names := map[string]string{}
+	for _, d := range table {
+		if d.Env != "" {
+			names[d.Env] = d.Name
+		}
+	}
+	return names
+}()
 
 // suggest returns ` (did you mean "x"?)` for the closest known name, if close.
 func suggest(name string) string {
 	best, bestDist := "", 4
-	for _, d := range definitions {
-		if dist := editDistance(name, d.name); dist < bestDist {
-			best, bestDist = d.name, dist
+	for _, d := range table {
+		if dist := editDistance(name, d.Name); dist < bestDist {
+			best, bestDist = d.Name, dist
 		}
 	}
 	if best == "" {
@@ -260,7 +306,8 @@ func editDistance(a, b string) int {
 }
 
 // Verbatim reports whether a setting's value is shell text shipped as a
-// file of its own (setup.sh), never spliced into a generated script: any
-// character is fine in it, so the checks that every other accepted value
-// is free of shell, TOML and URI syntax do not apply to it.
-func Verbatim(name string) bool { return name == "setup" }
+// file of its own (see Setting.Verbatim).
+func Verbatim(name string) bool {
+	d, ok := byName(name)
+	return ok && d.Verbatim
+}

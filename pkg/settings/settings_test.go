@@ -356,18 +356,36 @@ func TestFieldNames(t *testing.T) {
 	}
 }
 
-// The defaults are valid values of their settings.
-func TestDefaultsValid(t *testing.T) {
-	d := settings.Defaults()
-	for name, v := range map[string]string{
-		"view-image": d.ViewImage, "network-device": d.NetworkDevice, "queue-policy": d.QueuePolicy,
-		"connect-timeout": d.ConnectTimeout, "topology": d.Topology,
-	} {
-		if err := settings.Check(name, v); err != nil {
-			t.Errorf("default %s=%q: %v", name, v, err)
-		}
+// The layers' precedence does not depend on the order they are applied
+// in, and every value is checked, also one a higher layer overrides.
+func TestApplyOrder(t *testing.T) {
+	env := settings.Layer{Kind: settings.FromEnv, Values: map[string]settings.Raw{
+		"network-device": {Value: "eth1", Path: "env.device"},
+		"queue-policy":   {Value: "easy", Path: "env.policy"},
+		"view-image":     {Value: "Bad:$(id)", Path: "env.image"},
+	}}
+	ann := settings.Layer{Kind: settings.FromAnnotation, Values: map[string]settings.Raw{
+		"network-device": {Value: "ib0", Path: "ann.device"},
+		"view-image":     {Value: "example.com/view:1", Path: "ann.image"},
+	}}
+	config := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{
+		"queue-policy": {Value: "hybrid", Path: "config.policy"},
+	}}
+	base, _ := settings.Resolve(config)
+	s := base
+	annFound := s.Apply(ann)
+	envFound := s.Apply(env)
+	if len(annFound) != 0 || len(envFound) != 1 || envFound[0].Path != "env.image" || !strings.Contains(envFound[0].Message, "invalid view-image from the container environment") {
+		t.Errorf("findings %+v %+v, want one error at env.image", annFound, envFound)
 	}
-	if d.Port < 1 || d.Port > 65535 {
-		t.Errorf("default port %d", d.Port)
+	if s.NetworkDevice != "ib0" || s.QueuePolicy != "easy" || s.ViewImage != "example.com/view:1" {
+		t.Errorf("got device %q, policy %q, image %q; want the annotation's, the env's, the annotation's", s.NetworkDevice, s.QueuePolicy, s.ViewImage)
+	}
+	if s.Origin("network-device") != "ann.device" || s.Origin("queue-policy") != "env.policy" {
+		t.Errorf("origins %q %q", s.Origin("network-device"), s.Origin("queue-policy"))
+	}
+	// Applying to a copy leaves the original as it was.
+	if base.QueuePolicy != "hybrid" || base.Origin("queue-policy") != "config.policy" || base.Origin("network-device") != "" {
+		t.Errorf("the base changed: %+v", base)
 	}
 }

@@ -100,20 +100,3 @@ func TestExampleViewsRunInTheirImages(t *testing.T) {
 		t.Error("no wrapped container found in the examples")
 	}
 }
-
-// TestREADMEViewImageDefault: the settings table shows the real default.
-func TestREADMEViewImageDefault(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(readme), "\n") {
-		if strings.HasPrefix(line, "| `view-image` |") {
-			if !strings.Contains(line, "`"+settings.Defaults().ViewImage+"`") {
-				t.Errorf("README's view-image row does not show the default %s: %s", settings.Defaults().ViewImage, line)
-			}
-			return
-		}
-	}
-	t.Error("README has no view-image row")
-}

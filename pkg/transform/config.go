@@ -22,44 +22,40 @@ const (
 	ConfigKind       = "JobSetFlux"
 )
 
-// readConfig turns the function config into the config layer of the
-// settings. Every value is validated here, once, so that a bad config is
-// reported against the config object and not against every JobSet.
-func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Layer, finding.List) {
+// readConfig resolves the function config over the defaults: the
+// settings every JobSet starts from. Every value is parsed here, once, so
+// that a bad config is reported against the config object and not
+// against every JobSet.
+func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Settings, finding.List) {
+	base := settings.Defaults()
 	layer := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{}}
 	var found finding.List
 	if cfg == nil || cfg.IsEmpty() {
-		return layer, found
+		return base, found
 	}
 	if found = duplicateKeys(nodeOf(cfg)); len(found) > 0 {
-		return layer, found
+		return base, found
 	}
 	switch {
 	case cfg.GetKind() == "ConfigMap" && (cfg.GetAPIVersion() == "v1" || cfg.GetAPIVersion() == ""):
 		found.Add(configMapData(cfg, layer.Values))
 		if found.HasErrors() {
-			return layer, found
+			return base, found
 		}
 	case cfg.GetKind() == ConfigKind:
 		if cfg.GetAPIVersion() != ConfigAPIVersion {
 			found.Errorf("apiVersion", "must be %s for kind %s, got %q", ConfigAPIVersion, ConfigKind, cfg.GetAPIVersion())
-			return layer, found
+			return base, found
 		}
 		// The values that were read are checked below even when other
 		// fields have errors, so that one run reports every mistake.
 		found.Add(typedValues(cfg, layer.Values))
 	default:
 		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got apiVersion %s, kind %s", ConfigKind, ConfigAPIVersion, quote(cfg.GetAPIVersion()), quote(cfg.GetKind()))
-		return layer, found
+		return base, found
 	}
-	for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
-		raw := layer.Values[name]
-		if err := settings.Check(name, raw.Value); err != nil {
-			found = append(found, finding.Finding{Severity: finding.Error, Path: raw.Path, Current: raw.Value,
-				Message: fmt.Sprintf("invalid %s: %v", name, err)})
-		}
-	}
-	return layer, found
+	found.Add(base.Apply(layer))
+	return base, found
 }
 
 // configMapData reads a ConfigMap config's data from its YAML nodes. Every

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,10 +115,14 @@ func TestTypedConfigAccepts(t *testing.T) {
 			t.Errorf("refused %s: %+v", spec, found)
 		}
 	}
-	layer, _ := p.readConfig(mustParse(t, config("spec: {port: 8050.0, runOptions: [-o, pmi=pmix], replicatedJobs: [w, v], interactive: true}")))
-	for name, want := range map[string]string{"port": "8050", "run-options": "-o pmi=pmix", "replicated-jobs": "w,v", "interactive": "true"} {
-		if got := layer.Values[name].Value; got != want {
-			t.Errorf("%s = %q, want %q", name, got, want)
+	s, found := p.readConfig(mustParse(t, config("spec: {port: 8050.0, runOptions: [-o, pmi=pmix], replicatedJobs: [w, v], interactive: true}")))
+	if len(found) > 0 || s.Port != 8050 || !slices.Equal(s.RunOptions, []string{"-o", "pmi=pmix"}) ||
+		!slices.Equal(s.ReplicatedJobs, []string{"w", "v"}) || s.Interactive == nil || !*s.Interactive {
+		t.Errorf("read %+v, %v; want port 8050, run-options -o pmi=pmix, replicated-jobs w,v, interactive true", s, found)
+	}
+	for name, want := range map[string]string{"port": "spec.port", "run-options": "spec.runOptions", "replicated-jobs": "spec.replicatedJobs", "interactive": "spec.interactive"} {
+		if got := s.Origin(name); got != want {
+			t.Errorf("%s was read from %q, want %q", name, got, want)
 		}
 	}
 }

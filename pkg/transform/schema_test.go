@@ -307,25 +307,50 @@ func TestSchemaAgreesRandom(t *testing.T) {
 	}
 }
 
-// The settings table and the schema declare the same fields with the same
-// types.
-func TestSchemaDeclaresSettingsTypes(t *testing.T) {
+// The settings table and the schema declare the same fields, in the same
+// order as README lists them, with the same types, defaults, enums and
+// integer bounds.
+func TestSchemaDeclaresSettingsTable(t *testing.T) {
 	props := schema(t).Properties["spec"].Properties
 	if len(props) != len(settings.Fields()) {
 		t.Errorf("the schema has %d spec fields, the settings table %d", len(props), len(settings.Fields()))
 	}
-	for _, field := range settings.Fields() {
-		_, typ, _ := settings.OfField(field)
+	for _, row := range settings.Table() {
+		field := row.Field
 		prop, ok := props[field]
 		if !ok {
 			t.Errorf("krmfunction.yaml does not declare spec.%s", field)
 			continue
 		}
-		if !prop.Type.Contains(typ.JSON) || len(prop.Type) != 1 {
-			t.Errorf("spec.%s: the schema says %v, the settings table %s", field, prop.Type, typ.JSON)
+		if !prop.Type.Contains(row.Type.JSON) || len(prop.Type) != 1 {
+			t.Errorf("spec.%s: the schema says %v, the settings table %s", field, prop.Type, row.Type.JSON)
 		}
-		if typ.JSON == "array" && (prop.Items == nil || prop.Items.Schema == nil || !prop.Items.Schema.Type.Contains("string")) {
+		if row.Type.JSON == "array" && (prop.Items == nil || prop.Items.Schema == nil || !prop.Items.Schema.Type.Contains("string")) {
 			t.Errorf("spec.%s: the schema's items are not strings", field)
+		}
+		// The schema's default, written as an annotation would write it.
+		def := ""
+		if prop.Default != nil {
+			def = fmt.Sprint(prop.Default)
+		}
+		if def != row.Default {
+			t.Errorf("spec.%s: the schema's default is %q, the settings table's %q", field, def, row.Default)
+		}
+		var enum []string
+		for _, v := range prop.Enum {
+			enum = append(enum, fmt.Sprint(v))
+		}
+		if !slices.Equal(enum, row.Enum()) {
+			t.Errorf("spec.%s: the schema's enum is %q, the settings table's %q", field, enum, row.Enum())
+		}
+		lo, hi, bounded := row.Bounds()
+		switch {
+		case bounded && (prop.Minimum == nil || prop.Maximum == nil):
+			t.Errorf("spec.%s: the schema has no minimum and maximum; the settings table says %d..%d", field, lo, hi)
+		case bounded && (*prop.Minimum != float64(lo) || *prop.Maximum != float64(hi)):
+			t.Errorf("spec.%s: the schema says %v..%v, the settings table %d..%d", field, *prop.Minimum, *prop.Maximum, lo, hi)
+		case !bounded && (prop.Minimum != nil || prop.Maximum != nil):
+			t.Errorf("spec.%s: the schema has bounds, the settings table none", field)
 		}
 	}
 }

@@ -157,7 +157,7 @@ func (r *rendered) failed() bool {
 
 // render works on a copy of the JobSet, so nothing is half-applied: the
 // copy replaces the original only when every step succeeded.
-func (p *Processor) render(item *fn.KubeObject, config settings.Layer, index *index) (out rendered) {
+func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index *index) (out rendered) {
 	var found finding.List
 	defer func() {
 		if found.HasErrors() {

@@ -1,0 +1,318 @@
+package settings
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Setting is one row of the settings table: everything about a setting
+// but the Settings field it fills and the templates that read it. README's
+// settings table is generated from these rows (table_test.go fails with
+// the rows it expects), and krmfunction.yaml declares the same fields,
+// types, defaults, bounds and enums (pkg/transform/schema_test.go).
+type Setting struct {
+	// Name is the annotation flux-framework.org/<Name> and the key of a
+	// ConfigMap config.
+	Name string
+	// Field is the field of a JobSetFlux spec.
+	Field string
+	// Type is Field's type in the schema.
+	Type Type
+	// Env is the Kubeflow Trainer Flux plugin's environment variable for
+	// the setting on the wrapped container, or "" for none.
+	Env string
+	// Default is the default as a user would write it, or "" when there
+	// is none or the plan derives one; DefaultDoc then says so in README's
+	// words ("none" when it is empty too).
+	Default, DefaultDoc string
+	// Doc is README's meaning of the setting (Markdown).
+	Doc string
+	// Verbatim marks shell text shipped as a file of its own (setup.sh),
+	// never spliced into a generated script: any character is fine in
+	// it, so the checks that every other accepted value is free of shell,
+	// TOML and URI syntax do not apply to it.
+	Verbatim bool
+
+	value value
+}
+
+// Type is the type of a setting's field in a JobSetFlux spec, as the
+// schema in krmfunction.yaml declares it. The typed config is read by these
+// types at run time instead of by the schema: a schema validator costs the
+// function milliseconds of start-up on every render (see
+// pkg/transform/schema_test.go, which proves the two agree).
+type Type struct {
+	// JSON is the schema type: "string", "integer", "boolean" or "array"
+	// (of strings).
+	JSON string
+	// Sep joins the items of an array into the one value the setting's
+	// parser reads, as an annotation or ConfigMap would write it.
+	Sep string
+}
+
+// The types of the settings' fields.
+var (
+	String    = Type{JSON: "string"}
+	Integer   = Type{JSON: "integer"}
+	Boolean   = Type{JSON: "boolean"}
+	CommaList = Type{JSON: "array", Sep: ","}
+	WordList  = Type{JSON: "array", Sep: " "}
+)
+
+// value says how one setting's raw values are checked and stored.
+type value struct {
+	// parse checks raw and stores what it means in s.
+	parse func(s *Settings, raw string) error
+	// set stores a default without checking it (TestDefaultsValid does),
+	// so that the defaults compile none of the checks' patterns: most
+	// renders never check most settings, and every render needs the
+	// defaults.
+	set func(s *Settings, raw string)
+	// enum and lo..hi (when bounded) are the values parse accepts, for
+	// the schema test.
+	enum    []string
+	lo, hi  int
+	bounded bool
+}
+
+// Enum returns the only values the setting accepts, or nil when it takes
+// others.
+func (d Setting) Enum() []string { return d.value.enum }
+
+// Bounds returns the smallest and largest number an Integer setting
+// accepts.
+func (d Setting) Bounds() (lo, hi int, ok bool) { return d.value.lo, d.value.hi, d.value.bounded }
+
+// table is the settings, in documentation order. A new setting is a row
+// here, a field of Settings, the template that reads it and its field in
+// krmfunction.yaml's schema.
+var table = []Setting{
+	{Name: "view-image", Field: "viewImage", Type: String, Env: "FLUX_VIEW_IMAGE",
+		// Ubuntu 22.04's view (glibc 2.35): a view's binaries run only in
+		// images whose glibc is as new or newer, and this one runs in the
+		// 22.04 images GPU stacks still build on (NGC's, for one) as well
+		// as in 24.04 ones; the 24.04 view would fail in the former.
+		Default: "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy",
+		Doc:     "image Flux is copied from; its glibc must be no newer than your image's (see Troubleshooting). `none`: your image has Flux (the first `flux` on its PATH, or under `flux-path`): no `flux-installer` init container, no view volumes",
+		value:   text(func(s *Settings) *string { return &s.ViewImage }, checkViewImage)},
+	{Name: "tasks-per-node", Field: "tasksPerNode", Type: Integer,
+		DefaultDoc: "GPUs per node when more than one, else 1",
+		Doc:        "tasks per pod for `flux run -n` (on the pods the job runs on, below)",
+		value:      number(func(s *Settings) *int { return &s.TasksPerNode }, 1, MaxTasksPerNode)},
+	{Name: "cores-per-node", Field: "coresPerNode", Type: Integer,
+		DefaultDoc: "each wrapped container's CPU limit, else request, in whole cores (`7500m` is 7, less than 1 is 1); else tasks-per-node",
+		Doc:        "cores per pod in the broker's resources (`-c` = cores/tasks)",
+		value:      number(func(s *Settings) *int { return &s.CoresPerNode }, 1, MaxCoresPerNode)},
+	{Name: "gpus-per-node", Field: "gpusPerNode", Type: Integer,
+		DefaultDoc: "each wrapped container's GPU limit, else request: `nvidia.com/gpu`, `amd.com/gpu`, `gpu.intel.com/i915`, `gpu.intel.com/xe`",
+		Doc:        "GPUs per pod (`-g` = GPUs/tasks, per task)",
+		value:      optionalNumber(func(s *Settings) **int { return &s.GPUsPerNode }, 0, MaxGPUsPerNode)},
+	{Name: "network-device", Field: "networkDevice", Type: String, Env: "FLUX_NETWORK_DEVICE",
+		Default: "eth0",
+		Doc:     "interface brokers bind; `*` for all",
+		value:   text(func(s *Settings) *string { return &s.NetworkDevice }, checkDevice)},
+	{Name: "port", Field: "port", Type: Integer,
+		Default: "8050",
+		Doc:     "TBON port",
+		value:   number(func(s *Settings) *int { return &s.Port }, 1, 65535)},
+	{Name: "queue-policy", Field: "queuePolicy", Type: String, Env: "FLUX_QUEUE_POLICY",
+		Default: "fcfs",
+		Doc:     "`fcfs`, `easy`, `conservative`, `hybrid`",
+		value:   oneOf(func(s *Settings) *string { return &s.QueuePolicy }, "fcfs", "easy", "conservative", "hybrid")},
+	{Name: "connect-timeout", Field: "connectTimeout", Type: String,
+		Default: "5s",
+		Doc:     "`tbon.connect_timeout`",
+		value:   text(func(s *Settings) *string { return &s.ConnectTimeout }, checkDuration)},
+	{Name: "topology", Field: "topology", Type: String,
+		Default: "kary:256",
+		Doc:     "`tbon.topo`: `kary:K` or `binomial` (a tree keeps rank 0's fan-in bounded)",
+		value:   text(func(s *Settings) *string { return &s.Topology }, checkTopology)},
+	{Name: "replicated-jobs", Field: "replicatedJobs", Type: CommaList,
+		DefaultDoc: "all, in spec order",
+		Doc:        "which replicatedJobs join, in rank order (comma-separated); rank 0 is pod 0 of job 0 of the first",
+		value:      list(func(s *Settings) *[]string { return &s.ReplicatedJobs }, parseNameList)},
+	{Name: "container", Field: "container", Type: String,
+		DefaultDoc: "the first container",
+		Doc:        "the container to wrap",
+		value:      text(func(s *Settings) *string { return &s.Container }, checkLabel)},
+	{Name: "interactive", Field: "interactive", Type: Boolean,
+		DefaultDoc: "when the container has neither command nor args",
+		Doc:        "keep the instance up (`broker.rc2_none`) until `flux shutdown`",
+		value:      optionalFlag(func(s *Settings) **bool { return &s.Interactive })},
+	{Name: "launcher", Field: "launcher", Type: Boolean,
+		Default: "false",
+		Doc:     "`\"true\"`: the command is the instance's initial program, run once on rank 0 inside the instance (`flux start ... <command>`), for scripts that `flux submit`/`flux batch` their own jobs; its exit code is the leader's. Not with `interactive`, `tasks-per-node` or `run-options`",
+		value:   flag(func(s *Settings) *bool { return &s.Launcher })},
+	{Name: "run-options", Field: "runOptions", Type: WordList,
+		Doc:   "extra `flux run` options, e.g. `-o pmi=pmix` for OpenMPI 5",
+		value: list(func(s *Settings) *[]string { return &s.RunOptions }, parseRunOptions)},
+	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
+		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`)",
+		value: list(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
+	{Name: "broker-config", Field: "brokerConfig", Type: String,
+		Doc: "extra broker TOML (tables only), merged into `broker.toml`, e.g. `[resource]` `exclude = \"0\"`; an error on keys jobset-flux writes (`[bootstrap]`, `resource.config`/`path`/`noverify`, `sched-fluxion-qmanager.queue-policy`, `access.allow-root-owner`, `tbon.topo`/`connect_timeout`)",
+		value: value{parse: func(s *Settings, raw string) error {
+			doc, err := parseBrokerConfig(raw)
+			if err != nil {
+				return err
+			}
+			s.BrokerConfig = doc
+			return nil
+		}}},
+	{Name: "log-level", Field: "logLevel", Type: Integer,
+		DefaultDoc: "Flux's",
+		Doc:        "the brokers' `log-stderr-level`, 0-7",
+		value:      optionalNumber(func(s *Settings) **int { return &s.LogLevel }, 0, 7)},
+	{Name: "flux-path", Field: "fluxPath", Type: String,
+		Doc:   "prefix of the Flux in your image (`<prefix>/bin/flux`, e.g. `/usr` or `/opt/flux`); implies `view-image: none`",
+		value: text(func(s *Settings) *string { return &s.FluxPath }, checkFluxPath)},
+	{Name: "setup", Field: "setup", Type: String, Verbatim: true,
+		Doc:   "shell text sourced on every pod before Flux starts (`. /opt/intel/oneapi/setvars.sh`, `module load ...`, staging); shipped as its own file `setup.sh` in the generated ConfigMap, never spliced into the scripts; what it exports reaches the broker and every job; a non-zero status stops the pod",
+		value: text(func(s *Settings) *string { return &s.Setup }, checkSetup)},
+	{Name: "curve-secret", Field: "curveSecret", Type: String,
+		Doc:   "use this existing Secret (key `curve.cert`); generate none",
+		value: text(func(s *Settings) *string { return &s.CurveSecret }, checkSubdomain)},
+	{Name: "shm-size", Field: "shmSize", Type: String,
+		Doc:   "`sizeLimit` of the `/dev/shm` emptyDir",
+		value: text(func(s *Settings) *string { return &s.ShmSize }, checkQuantity)},
+}
+
+// Table returns the settings table, in documentation order.
+func Table() []Setting { return append([]Setting(nil), table...) }
+
+// byName finds a setting's row. A linear search of the few dozen settings
+// is as fast as a map here, and builds nothing at start-up.
+func byName(name string) (*Setting, bool) {
+	for i := range table {
+		if table[i].Name == name {
+			return &table[i], true
+		}
+	}
+	return nil, false
+}
+
+// The kinds of value, each bound to its Settings field.
+
+// text is a string checked by check.
+func text(field func(*Settings) *string, check func(string) error) value {
+	return value{
+		parse: func(s *Settings, raw string) error {
+			if err := check(raw); err != nil {
+				return err
+			}
+			*field(s) = raw
+			return nil
+		},
+		set: func(s *Settings, raw string) { *field(s) = raw },
+	}
+}
+
+// oneOf is a string from a fixed list.
+func oneOf(field func(*Settings) *string, allowed ...string) value {
+	v := text(field, checkEnum(allowed...))
+	v.enum = allowed
+	return v
+}
+
+// number is a whole number from lo to hi.
+func number(field func(*Settings) *int, lo, hi int) value {
+	return value{
+		parse: func(s *Settings, raw string) error {
+			n, err := parseInt(raw, lo, hi)
+			if err != nil {
+				return err
+			}
+			*field(s) = n
+			return nil
+		},
+		set:     func(s *Settings, raw string) { *field(s), _ = strconv.Atoi(raw) },
+		lo:      lo,
+		hi:      hi,
+		bounded: true,
+	}
+}
+
+// optionalNumber is a number whose absence (nil) means something else
+// than any number.
+func optionalNumber(field func(*Settings) **int, lo, hi int) value {
+	return value{
+		parse: func(s *Settings, raw string) error {
+			n, err := parseInt(raw, lo, hi)
+			if err != nil {
+				return err
+			}
+			*field(s) = &n
+			return nil
+		},
+		lo:      lo,
+		hi:      hi,
+		bounded: true,
+	}
+}
+
+// flag is "true" or "false".
+func flag(field func(*Settings) *bool) value {
+	return value{
+		parse: func(s *Settings, raw string) error {
+			b, err := parseBool(raw)
+			if err != nil {
+				return err
+			}
+			*field(s) = b
+			return nil
+		},
+		set: func(s *Settings, raw string) { *field(s) = raw == "true" },
+	}
+}
+
+// optionalFlag is a flag whose absence (nil) means derived.
+func optionalFlag(field func(*Settings) **bool) value {
+	return value{parse: func(s *Settings, raw string) error {
+		b, err := parseBool(raw)
+		if err != nil {
+			return err
+		}
+		*field(s) = &b
+		return nil
+	}}
+}
+
+// list is words or names, split and checked by parse.
+func list(field func(*Settings) *[]string, parse func(string) ([]string, error)) value {
+	return value{parse: func(s *Settings, raw string) error {
+		items, err := parse(raw)
+		if err != nil {
+			return err
+		}
+		*field(s) = items
+		return nil
+	}}
+}
+
+func parseBool(raw string) (bool, error) {
+	switch raw {
+	case "true", "false":
+		return raw == "true", nil
+	}
+	return false, fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
+}
+
+func parseInt(raw string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(raw)
+	if err != nil || strings.TrimSpace(raw) != raw || strings.HasPrefix(raw, "+") {
+		return 0, fmt.Errorf("must be a whole number from %d to %d, got %s", lo, hi, quote(raw))
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("must be from %d to %d, got %d", lo, hi, n)
+	}
+	return n, nil
+}
+
+// checkViewImage accepts an image reference, or NoView.
+func checkViewImage(raw string) error {
+	if raw == NoView {
+		return nil
+	}
+	return checkImage(raw)
+}
