@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
+	"github.com/jobset-flux/jobset-flux/pkg/hostlist/hostlisttest"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -112,7 +112,7 @@ func TestRanksAndHostlists(t *testing.T) {
 		t.Errorf("hosts = %q, %q", p.Groups[0].Hosts, p.Groups[1].Hosts)
 	}
 	// Host by host, rank by rank: the expanded list is the pods' hostnames.
-	got, err := hostlist.Expand(p.Hostlist(), 0)
+	got, err := hostlisttest.Expand(p.Hostlist(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestGridHostlists(t *testing.T) {
 		if p.Groups[0].Hosts != tc.want {
 			t.Errorf("%dx%d: hosts = %q, want %q", tc.replicas, tc.completions, p.Groups[0].Hosts, tc.want)
 		}
-		got, err := hostlist.Expand(p.Hostlist(), 0)
+		got, err := hostlisttest.Expand(p.Hostlist(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
