@@ -214,14 +214,26 @@ func TestResourcesDerived(t *testing.T) {
 func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 	js := read(t, jobsetYAML(nil, "w:1:2"))
 	p, _ := Build(js, settings.Layer{})
-	want := JobDefaults{CompletionMode: true, Parallelism: true, BackoffLimit: true, RestartPolicy: true}
-	if p.Groups[0].Set != want || !p.SetDNSHostnames || !p.SetPublishNotReady {
-		t.Errorf("set = %+v (dns %v, notready %v), want %+v and both network fields", p.Groups[0].Set, p.SetDNSHostnames, p.SetPublishNotReady, want)
+	want := "[completionMode=Indexed parallelism=2 backoffLimit=0 restartPolicy=Never]"
+	wantNetwork := "[enableDNSHostnames=true publishNotReadyAddresses=true]"
+	if got, network := fmt.Sprint(p.Groups[0].Set), fmt.Sprint(p.SetNetwork); got != want || network != wantNetwork {
+		t.Errorf("set = %s, network %s; want %s, network %s", got, network, want, wantNetwork)
+	}
+	places := map[string]jobset.Place{"completionMode": jobset.InJob, "parallelism": jobset.InJob, "backoffLimit": jobset.InJob, "restartPolicy": jobset.InPod}
+	for _, d := range p.Groups[0].Set {
+		if d.In != places[d.Field] {
+			t.Errorf("%s is set in place %d, want %d", d, d.In, places[d.Field])
+		}
 	}
 	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 3\n", 1)
 	p, _ = Build(read(t, text), settings.Layer{})
-	if p.Groups[0].Set != (JobDefaults{RestartPolicy: true}) {
-		t.Errorf("set = %+v, want only restartPolicy", p.Groups[0].Set)
+	if got := fmt.Sprint(p.Groups[0].Set); got != "[restartPolicy=Never]" {
+		t.Errorf("set = %s, want only restartPolicy", got)
+	}
+	text = strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        parallelism: 3\n", 1)
+	p, _ = Build(read(t, text), settings.Layer{})
+	if got := fmt.Sprint(p.Groups[0].Set); !strings.Contains(got, "completions=3") || strings.Contains(got, "parallelism") {
+		t.Errorf("set = %s with parallelism 3 and no completions, want completions=3 and no parallelism", got)
 	}
 }
 
