@@ -152,12 +152,12 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	r := &reader{}
 	root := rn.YNode()
 	r.duplicates(root, "")
-	meta := r.mapping(root, "metadata", "metadata")
+	meta := r.mapping(root, "", "metadata")
 	js := &JobSet{
-		Name:      r.str(meta, "name", "metadata.name"),
-		Namespace: r.str(meta, "namespace", "metadata.namespace"),
+		Name:      r.str(meta, "metadata", "name"),
+		Namespace: r.str(meta, "metadata", "namespace"),
 	}
-	if ann := r.mapping(meta, "annotations", "metadata.annotations"); ann != nil {
+	if ann := r.mapping(meta, "metadata", "annotations"); ann != nil {
 		js.Annotations = map[string]string{}
 		for i := 0; i+1 < len(ann.Content); i += 2 {
 			k, v := ann.Content[i].Value, yamltree.NonNull(ann.Content[i+1])
@@ -171,17 +171,17 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	if js.Name == "" {
 		r.found.Errorf("metadata.name", "the JobSet has no name")
 	}
-	spec := r.mapping(root, SpecKey, SpecKey)
+	spec := r.mapping(root, "", SpecKey)
 	if spec == nil {
 		r.found.Errorf(SpecKey, "the JobSet has no spec")
 		return js, r.found
 	}
-	if network := r.mapping(spec, NetworkKey, NetworkPath); network != nil {
-		js.Subdomain = r.str(network, "subdomain", yamltree.Key(NetworkPath, "subdomain"))
-		js.EnableDNSHostnames = r.boolean(network, EnableDNSHostnamesField, yamltree.Key(NetworkPath, EnableDNSHostnamesField))
-		js.PublishNotReadyAddresses = r.boolean(network, PublishNotReadyAddressesField, yamltree.Key(NetworkPath, PublishNotReadyAddressesField))
+	if network := r.mapping(spec, SpecKey, NetworkKey); network != nil {
+		js.Subdomain = r.str(network, NetworkPath, "subdomain")
+		js.EnableDNSHostnames = r.boolean(network, NetworkPath, EnableDNSHostnamesField)
+		js.PublishNotReadyAddresses = r.boolean(network, NetworkPath, PublishNotReadyAddressesField)
 	}
-	items := r.list(spec, ReplicatedJobsKey, ReplicatedJobsPath)
+	items := r.list(spec, SpecKey, ReplicatedJobsKey)
 	// An empty list is as useless as none (and leaves no pod to be rank 0).
 	if n := yamltree.Get(spec, ReplicatedJobsKey); n == nil || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
 		r.found.Errorf(ReplicatedJobsPath, "the JobSet has no replicatedJobs")
@@ -199,11 +199,11 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 
 func (r *reader) replicatedJob(item *yaml.Node, index int, path string) ReplicatedJob {
 	rj := ReplicatedJob{Index: index, Path: path, Replicas: 1}
-	rj.Name = r.str(item, "name", path+".name")
+	rj.Name = r.str(item, path, "name")
 	if rj.Name == "" && yamltree.Get(item, "name") == nil {
 		r.found.Errorf(path+".name", "the replicatedJob has no name")
 	}
-	if n := r.integer(item, "replicas", path+".replicas"); n != nil {
+	if n := r.integer(item, path, "replicas"); n != nil {
 		rj.Replicas = *n
 	}
 	job, jobPath := r.follow(item, path, jobKeys)
@@ -211,10 +211,10 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 		r.found.Errorf(jobPath, "the replicatedJob has no Job template spec")
 		return rj
 	}
-	rj.Completions = r.integer(job, CompletionsField, yamltree.Key(jobPath, CompletionsField))
-	rj.Parallelism = r.integer(job, ParallelismField, yamltree.Key(jobPath, ParallelismField))
-	rj.CompletionMode = r.str(job, CompletionModeField, yamltree.Key(jobPath, CompletionModeField))
-	rj.BackoffLimit = r.integer(job, BackoffLimitField, yamltree.Key(jobPath, BackoffLimitField))
+	rj.Completions = r.integer(job, jobPath, CompletionsField)
+	rj.Parallelism = r.integer(job, jobPath, ParallelismField)
+	rj.CompletionMode = r.str(job, jobPath, CompletionModeField)
+	rj.BackoffLimit = r.integer(job, jobPath, BackoffLimitField)
 	pod, podPath := r.follow(job, jobPath, podKeys)
 	if pod == nil {
 		r.found.Errorf(podPath, "the replicatedJob has no pod template spec")
@@ -226,34 +226,34 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 
 func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	p := Pod{Path: path}
-	p.RestartPolicy = r.str(pod, RestartPolicyField, yamltree.Key(path, RestartPolicyField))
-	if b := r.boolean(pod, "hostNetwork", path+".hostNetwork"); b != nil {
+	p.RestartPolicy = r.str(pod, path, RestartPolicyField)
+	if b := r.boolean(pod, path, "hostNetwork"); b != nil {
 		p.HostNetwork = *b
 	}
-	if b := r.boolean(pod, "setHostnameAsFQDN", path+".setHostnameAsFQDN"); b != nil {
+	if b := r.boolean(pod, path, "setHostnameAsFQDN"); b != nil {
 		p.SetHostnameAsFQDN = *b
 	}
 	containers := yamltree.Key(path, ContainersKey)
-	for i, c := range r.list(pod, ContainersKey, containers) {
+	for i, c := range r.list(pod, path, ContainersKey) {
 		p.Containers = append(p.Containers, r.container(c, i, yamltree.Index(containers, i)))
 	}
 	if len(p.Containers) == 0 {
 		r.found.Errorf(containers, "the pod template has no containers")
 	}
-	p.InitContainers = r.names(pod, InitContainersKey, path)
-	p.Volumes = r.names(pod, VolumesKey, path)
-	sc := r.mapping(pod, "securityContext", path+".securityContext")
-	p.SeccompProfile = r.mapping(sc, "seccompProfile", path+".securityContext.seccompProfile") != nil
+	p.InitContainers = r.names(pod, path, InitContainersKey)
+	p.Volumes = r.names(pod, path, VolumesKey)
+	sc := r.mapping(pod, path, "securityContext")
+	p.SeccompProfile = r.mapping(sc, yamltree.Key(path, "securityContext"), "seccompProfile") != nil
 	return p
 }
 
 // names reads the name of each item of the list at key in the pod spec
-// at path (the pod's init containers or volumes).
-func (r *reader) names(pod *yaml.Node, key, path string) []string {
-	list := yamltree.Key(path, key)
+// at path at (the pod's init containers or volumes).
+func (r *reader) names(pod *yaml.Node, at, key string) []string {
+	list := yamltree.Key(at, key)
 	var names []string
-	for i, item := range r.list(pod, key, list) {
-		names = append(names, r.str(item, "name", yamltree.Key(yamltree.Index(list, i), "name")))
+	for i, item := range r.list(pod, at, key) {
+		names = append(names, r.str(item, yamltree.Index(list, i), "name"))
 	}
 	return names
 }
@@ -264,13 +264,13 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 		r.found.Errorf(path, "must be a map describing a container")
 		return c
 	}
-	c.Name = r.str(n, "name", path+".name")
-	c.Command = r.strings(n, CommandKey, yamltree.Key(path, CommandKey))
-	c.Args = r.strings(n, ArgsKey, yamltree.Key(path, ArgsKey))
-	for i, e := range r.list(n, "env", path+".env") {
+	c.Name = r.str(n, path, "name")
+	c.Command = r.strings(n, path, CommandKey)
+	c.Args = r.strings(n, path, ArgsKey)
+	for i, e := range r.list(n, path, "env") {
 		ep := fmt.Sprintf("%s.env[%d]", path, i)
-		v := EnvVar{Name: r.str(e, "name", ep+".name"), Path: ep + ".value"}
-		v.Value = r.str(e, "value", ep+".value")
+		v := EnvVar{Name: r.str(e, ep, "name"), Path: ep + ".value"}
+		v.Value = r.str(e, ep, "value")
 		if v.FromRef = yamltree.Get(e, "valueFrom") != nil; v.FromRef {
 			// An error about it must point at what is written.
 			v.Path = ep + ".valueFrom"
@@ -278,11 +278,11 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 		c.Env = append(c.Env, v)
 	}
 	mounts := yamltree.Key(path, VolumeMountsKey)
-	for i, m := range r.list(n, VolumeMountsKey, mounts) {
+	for i, m := range r.list(n, path, VolumeMountsKey) {
 		mp := yamltree.Index(mounts, i)
-		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, "name", mp+".name"), MountPath: r.str(m, "mountPath", mp+".mountPath")})
+		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, mp, "name"), MountPath: r.str(m, mp, "mountPath")})
 	}
-	r.resources(&c, r.mapping(n, "resources", path+".resources"), path+".resources")
+	r.resources(&c, r.mapping(n, path, "resources"), yamltree.Key(path, "resources"))
 	return c
 }
 
@@ -290,8 +290,8 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 // resource, the limit counts, else the request (the scheduler gives a
 // container at most its limit, and a request alone is what it asked for).
 func (r *reader) resources(c *Container, res *yaml.Node, path string) {
-	limits := r.mapping(res, "limits", path+".limits")
-	requests := r.mapping(res, "requests", path+".requests")
+	limits := r.mapping(res, path, "limits")
+	requests := r.mapping(res, path, "requests")
 	for _, name := range GPUResources {
 		n, fp, ok := r.quantity(limits, requests, name, path, gpuQuantity, wholeGPUs)
 		if !ok {
