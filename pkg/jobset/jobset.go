@@ -1,7 +1,8 @@
 // Package jobset reads the parts of a JobSet (jobset.x-k8s.io/v1alpha2)
 // that the Flux transform depends on, straight from its YAML nodes, and
-// reports every value of the wrong type with its field path. It knows
-// nothing of Flux: it reads what is written.
+// reports every value of the wrong type with its field path, and names
+// the JobSet's shape (shape.go) for the editor, so that reader and editor
+// walk the same keys. It knows nothing of Flux: it reads what is written.
 package jobset
 
 import (
