@@ -13,7 +13,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
+	hostlist "github.com/jobset-flux/jobset-flux/pkg/hostlist/hostlisttest"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )

@@ -1,7 +1,8 @@
 // Package jobset reads the parts of a JobSet (jobset.x-k8s.io/v1alpha2)
 // that the Flux transform depends on, straight from its YAML nodes, and
-// reports every value of the wrong type with its field path. It knows
-// nothing of Flux: it reads what is written.
+// reports every value of the wrong type with its field path, and names
+// the JobSet's shape (shape.go) for the editor, so that reader and editor
+// walk the same keys. It knows nothing of Flux: it reads what is written.
 package jobset
 
 import (
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -60,7 +62,7 @@ type ReplicatedJob struct {
 }
 
 // JobPath is the path of the replicatedJob's Job spec.
-func (r *ReplicatedJob) JobPath() string { return r.Path + ".template.spec" }
+func (r *ReplicatedJob) JobPath() string { return keysPath(r.Path, jobKeys) }
 
 // Pod is a replicatedJob's pod template spec.
 type Pod struct {
@@ -151,21 +153,17 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	r := &reader{}
 	root := rn.YNode()
 	r.duplicates(root, "")
-	meta := r.mapping(root, "metadata", "metadata")
+	meta := r.mapping(root, "", "metadata")
 	js := &JobSet{
-		Name:      r.str(meta, "name", "metadata.name"),
-		Namespace: r.str(meta, "namespace", "metadata.namespace"),
+		Name:      r.str(meta, "metadata", "name"),
+		Namespace: r.str(meta, "metadata", "namespace"),
 	}
-	if ann := r.mapping(meta, "annotations", "metadata.annotations"); ann != nil {
+	if ann := r.mapping(meta, "metadata", "annotations"); ann != nil {
 		js.Annotations = map[string]string{}
 		for i := 0; i+1 < len(ann.Content); i += 2 {
-			k, v := ann.Content[i].Value, deref(ann.Content[i+1])
+			k, v := ann.Content[i].Value, yamltree.NonNull(ann.Content[i+1])
 			if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
-				what := "null"
-				if v != nil {
-					what = kindName(v)
-				}
-				r.found.Errorf(fmt.Sprintf("metadata.annotations[%s]", k), "annotation values must be strings (quote it), got %s", what)
+				r.found.Errorf(fmt.Sprintf("metadata.annotations[%s]", k), "annotation values must be strings (quote it), got %s", yamltree.DescribeValue(v))
 				continue
 			}
 			js.Annotations[k] = v.Value
@@ -174,23 +172,23 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	if js.Name == "" {
 		r.found.Errorf("metadata.name", "the JobSet has no name")
 	}
-	spec := r.mapping(root, "spec", "spec")
+	spec := r.mapping(root, "", SpecKey)
 	if spec == nil {
-		r.found.Errorf("spec", "the JobSet has no spec")
+		r.found.Errorf(SpecKey, "the JobSet has no spec")
 		return js, r.found
 	}
-	if network := r.mapping(spec, "network", "spec.network"); network != nil {
-		js.Subdomain = r.str(network, "subdomain", "spec.network.subdomain")
-		js.EnableDNSHostnames = r.boolean(network, "enableDNSHostnames", "spec.network.enableDNSHostnames")
-		js.PublishNotReadyAddresses = r.boolean(network, "publishNotReadyAddresses", "spec.network.publishNotReadyAddresses")
+	if network := r.mapping(spec, SpecKey, NetworkKey); network != nil {
+		js.Subdomain = r.str(network, NetworkPath, "subdomain")
+		js.EnableDNSHostnames = r.boolean(network, NetworkPath, EnableDNSHostnamesField)
+		js.PublishNotReadyAddresses = r.boolean(network, NetworkPath, PublishNotReadyAddressesField)
 	}
-	items := r.list(spec, "replicatedJobs", "spec.replicatedJobs")
+	items := r.list(spec, SpecKey, ReplicatedJobsKey)
 	// An empty list is as useless as none (and leaves no pod to be rank 0).
-	if n := Field(spec, "replicatedJobs"); n == nil || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
-		r.found.Errorf("spec.replicatedJobs", "the JobSet has no replicatedJobs")
+	if n := yamltree.Get(spec, ReplicatedJobsKey); n == nil || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		r.found.Errorf(ReplicatedJobsPath, "the JobSet has no replicatedJobs")
 	}
 	for i, item := range items {
-		path := fmt.Sprintf("spec.replicatedJobs[%d]", i)
+		path := yamltree.Index(ReplicatedJobsPath, i)
 		if item == nil || item.Kind != yaml.MappingNode {
 			r.found.Errorf(path, "must be a map with name, replicas and template")
 			continue
@@ -202,27 +200,23 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 
 func (r *reader) replicatedJob(item *yaml.Node, index int, path string) ReplicatedJob {
 	rj := ReplicatedJob{Index: index, Path: path, Replicas: 1}
-	rj.Name = r.str(item, "name", path+".name")
-	if rj.Name == "" && Field(item, "name") == nil {
+	rj.Name = r.str(item, path, "name")
+	if rj.Name == "" && yamltree.Get(item, "name") == nil {
 		r.found.Errorf(path+".name", "the replicatedJob has no name")
 	}
-	if n := r.integer(item, "replicas", path+".replicas"); n != nil {
+	if n := r.integer(item, path, "replicas"); n != nil {
 		rj.Replicas = *n
 	}
-	tmpl := r.mapping(item, "template", path+".template")
-	jobPath := path + ".template.spec"
-	job := r.mapping(tmpl, "spec", jobPath)
+	job, jobPath := r.follow(item, path, jobKeys)
 	if job == nil {
 		r.found.Errorf(jobPath, "the replicatedJob has no Job template spec")
 		return rj
 	}
-	rj.Completions = r.integer(job, "completions", jobPath+".completions")
-	rj.Parallelism = r.integer(job, "parallelism", jobPath+".parallelism")
-	rj.CompletionMode = r.str(job, "completionMode", jobPath+".completionMode")
-	rj.BackoffLimit = r.integer(job, "backoffLimit", jobPath+".backoffLimit")
-	podTmpl := r.mapping(job, "template", jobPath+".template")
-	podPath := jobPath + ".template.spec"
-	pod := r.mapping(podTmpl, "spec", podPath)
+	rj.Completions = r.integer(job, jobPath, CompletionsField)
+	rj.Parallelism = r.integer(job, jobPath, ParallelismField)
+	rj.CompletionMode = r.str(job, jobPath, CompletionModeField)
+	rj.BackoffLimit = r.integer(job, jobPath, BackoffLimitField)
+	pod, podPath := r.follow(job, jobPath, podKeys)
 	if pod == nil {
 		r.found.Errorf(podPath, "the replicatedJob has no pod template spec")
 		return rj
@@ -233,28 +227,36 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 
 func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	p := Pod{Path: path}
-	p.RestartPolicy = r.str(pod, "restartPolicy", path+".restartPolicy")
-	if b := r.boolean(pod, "hostNetwork", path+".hostNetwork"); b != nil {
+	p.RestartPolicy = r.str(pod, path, RestartPolicyField)
+	if b := r.boolean(pod, path, "hostNetwork"); b != nil {
 		p.HostNetwork = *b
 	}
-	if b := r.boolean(pod, "setHostnameAsFQDN", path+".setHostnameAsFQDN"); b != nil {
+	if b := r.boolean(pod, path, "setHostnameAsFQDN"); b != nil {
 		p.SetHostnameAsFQDN = *b
 	}
-	for i, c := range r.list(pod, "containers", path+".containers") {
-		p.Containers = append(p.Containers, r.container(c, i, fmt.Sprintf("%s.containers[%d]", path, i)))
+	containers := yamltree.Key(path, ContainersKey)
+	for i, c := range r.list(pod, path, ContainersKey) {
+		p.Containers = append(p.Containers, r.container(c, i, yamltree.Index(containers, i)))
 	}
 	if len(p.Containers) == 0 {
-		r.found.Errorf(path+".containers", "the pod template has no containers")
+		r.found.Errorf(containers, "the pod template has no containers")
 	}
-	for i, c := range r.list(pod, "initContainers", path+".initContainers") {
-		p.InitContainers = append(p.InitContainers, r.str(c, "name", fmt.Sprintf("%s.initContainers[%d].name", path, i)))
-	}
-	for i, v := range r.list(pod, "volumes", path+".volumes") {
-		p.Volumes = append(p.Volumes, r.str(v, "name", fmt.Sprintf("%s.volumes[%d].name", path, i)))
-	}
-	sc := r.mapping(pod, "securityContext", path+".securityContext")
-	p.SeccompProfile = r.mapping(sc, "seccompProfile", path+".securityContext.seccompProfile") != nil
+	p.InitContainers = r.names(pod, path, InitContainersKey)
+	p.Volumes = r.names(pod, path, VolumesKey)
+	sc := r.mapping(pod, path, "securityContext")
+	p.SeccompProfile = r.mapping(sc, yamltree.Key(path, "securityContext"), "seccompProfile") != nil
 	return p
+}
+
+// names reads the name of each item of the list at key in the pod spec
+// at path at (the pod's init containers or volumes).
+func (r *reader) names(pod *yaml.Node, at, key string) []string {
+	list := yamltree.Key(at, key)
+	var names []string
+	for i, item := range r.list(pod, at, key) {
+		names = append(names, r.str(item, yamltree.Index(list, i), "name"))
+	}
+	return names
 }
 
 func (r *reader) container(n *yaml.Node, index int, path string) Container {
@@ -263,24 +265,25 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 		r.found.Errorf(path, "must be a map describing a container")
 		return c
 	}
-	c.Name = r.str(n, "name", path+".name")
-	c.Command = r.strings(n, "command", path+".command")
-	c.Args = r.strings(n, "args", path+".args")
-	for i, e := range r.list(n, "env", path+".env") {
+	c.Name = r.str(n, path, "name")
+	c.Command = r.strings(n, path, CommandKey)
+	c.Args = r.strings(n, path, ArgsKey)
+	for i, e := range r.list(n, path, "env") {
 		ep := fmt.Sprintf("%s.env[%d]", path, i)
-		v := EnvVar{Name: r.str(e, "name", ep+".name"), Path: ep + ".value"}
-		v.Value = r.str(e, "value", ep+".value")
-		if v.FromRef = Field(e, "valueFrom") != nil; v.FromRef {
+		v := EnvVar{Name: r.str(e, ep, "name"), Path: ep + ".value"}
+		v.Value = r.str(e, ep, "value")
+		if v.FromRef = yamltree.Get(e, "valueFrom") != nil; v.FromRef {
 			// An error about it must point at what is written.
 			v.Path = ep + ".valueFrom"
 		}
 		c.Env = append(c.Env, v)
 	}
-	for i, m := range r.list(n, "volumeMounts", path+".volumeMounts") {
-		mp := fmt.Sprintf("%s.volumeMounts[%d]", path, i)
-		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, "name", mp+".name"), MountPath: r.str(m, "mountPath", mp+".mountPath")})
+	mounts := yamltree.Key(path, VolumeMountsKey)
+	for i, m := range r.list(n, path, VolumeMountsKey) {
+		mp := yamltree.Index(mounts, i)
+		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, mp, "name"), MountPath: r.str(m, mp, "mountPath")})
 	}
-	r.resources(&c, r.mapping(n, "resources", path+".resources"), path+".resources")
+	r.resources(&c, r.mapping(n, path, "resources"), yamltree.Key(path, "resources"))
 	return c
 }
 
@@ -288,8 +291,8 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 // resource, the limit counts, else the request (the scheduler gives a
 // container at most its limit, and a request alone is what it asked for).
 func (r *reader) resources(c *Container, res *yaml.Node, path string) {
-	limits := r.mapping(res, "limits", path+".limits")
-	requests := r.mapping(res, "requests", path+".requests")
+	limits := r.mapping(res, path, "limits")
+	requests := r.mapping(res, path, "requests")
 	for _, name := range GPUResources {
 		n, fp, ok := r.quantity(limits, requests, name, path, gpuQuantity, wholeGPUs)
 		if !ok {
@@ -335,13 +338,13 @@ func (r *reader) quantity(limits, requests *yaml.Node, name, path, must string, 
 		node    *yaml.Node
 		section string
 	}{{limits, "limits"}, {requests, "requests"}} {
-		q := Field(m.node, name)
+		q := yamltree.Get(m.node, name)
 		if q == nil {
 			continue
 		}
 		fp := fmt.Sprintf("%s.%s[%s]", path, m.section, name)
 		if q.Kind != yaml.ScalarNode {
-			r.found.Errorf(fp, "%s, got %s", must, kindName(q))
+			r.found.Errorf(fp, "%s, got %s", must, yamltree.DescribeValue(q))
 			return 0, "", false
 		}
 		qty, err := resource.ParseQuantity(q.Value)

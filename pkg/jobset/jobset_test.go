@@ -215,3 +215,41 @@ func TestReadPodSeccomp(t *testing.T) {
 		t.Errorf("SeccompProfile = false (findings %v), want true", found)
 	}
 }
+
+// TestShapeOnce: the nodes the editor finds through the shape helpers are
+// the ones Read read, at the paths it reports.
+func TestShapeOnce(t *testing.T) {
+	rn, err := yaml.Parse(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, found := Read(rn)
+	if found.HasErrors() {
+		t.Fatal(found)
+	}
+	rjs, ok := ReplicatedJobNodes(rn.YNode())
+	if !ok || len(rjs) != len(js.ReplicatedJobs) {
+		t.Fatalf("ReplicatedJobNodes = %d items, %v; Read read %d", len(rjs), ok, len(js.ReplicatedJobs))
+	}
+	rj := js.ReplicatedJobs[0]
+	job := JobSpec(rjs[0])
+	pod := PodSpec(job)
+	if job == nil || pod == nil {
+		t.Fatal("JobSpec or PodSpec found nothing")
+	}
+	if rj.JobPath() != "spec.replicatedJobs[0].template.spec" || rj.Pod.Path != rj.JobPath()+".template.spec" {
+		t.Errorf("paths %s, %s", rj.JobPath(), rj.Pod.Path)
+	}
+	got, err := yaml.NewRNode(job).GetFieldValue(CompletionsField)
+	if err != nil || got != 4 || *rj.Completions != 4 {
+		t.Errorf("completions through JobSpec = %v (%v), Read %d", got, err, *rj.Completions)
+	}
+	if c := len(yaml.NewRNode(pod).Field(ContainersKey).Value.Content()); c != len(rj.Pod.Containers) {
+		t.Errorf("PodSpec holds %d containers, Read read %d", c, len(rj.Pod.Containers))
+	}
+	for p, before := range map[Place]string{InNetwork: "", InJob: TemplateKey, InPod: ContainersKey} {
+		if p.Before() != before {
+			t.Errorf("place %d: new fields go before %q, want %q", p, p.Before(), before)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -183,17 +184,24 @@ func checkNetwork(js *jobset.JobSet, p *Plan) finding.List {
 	var found finding.List
 	switch {
 	case js.EnableDNSHostnames == nil:
-		p.SetDNSHostnames = true // brokers find each other by pod hostname
+		// Brokers find each other by pod hostname.
+		p.SetNetwork = append(p.SetNetwork, Default{In: jobset.InNetwork, Field: jobset.EnableDNSHostnamesField, Value: yamltree.BoolValue(true)})
 	case !*js.EnableDNSHostnames:
 		found.Errorf("spec.network.enableDNSHostnames", "is false, but Flux brokers connect to each other by hostname; remove it or set it to true")
 	}
 	switch {
 	case js.PublishNotReadyAddresses == nil:
-		p.SetPublishNotReady = true // brokers must resolve each other before they are ready
+		// Brokers must resolve each other before they are ready.
+		p.SetNetwork = append(p.SetNetwork, Default{In: jobset.InNetwork, Field: jobset.PublishNotReadyAddressesField, Value: yamltree.BoolValue(true)})
 	case !*js.PublishNotReadyAddresses:
 		found.Warnf("spec.network.publishNotReadyAddresses", "is false: a pod's hostname resolves only once it is ready, so a readiness probe that waits for Flux would deadlock the instance; set it to true unless you know why not")
 	}
 	return found
+}
+
+// jobDefault is a field of a group's Job spec to set.
+func jobDefault(field string, v yamltree.Scalar) Default {
+	return Default{In: jobset.InJob, Field: field, Value: v}
 }
 
 // reservedMounts are the paths the function mounts into the wrapped container.
@@ -211,19 +219,23 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group) finding.L
 	job := rj.JobPath()
 	switch rj.CompletionMode {
 	case "":
-		g.Set.CompletionMode = true
+		g.Set = append(g.Set, jobDefault(jobset.CompletionModeField, yamltree.StringValue(jobset.IndexedCompletion)))
 	case jobset.IndexedCompletion:
 	default:
 		found.Errorf(job+".completionMode", "must be Indexed (or unset): Flux needs each pod's stable hostname, which only Indexed Jobs have; got %q", rj.CompletionMode)
 	}
+	g.Completions = 1
 	switch {
-	case rj.Completions == nil && rj.Parallelism == nil:
-		g.Completions, g.Set.Completions, g.Set.Parallelism = 1, true, true
-	case rj.Completions == nil:
-		g.Completions, g.Set.Completions = *rj.Parallelism, true
-	default:
+	case rj.Completions != nil:
 		g.Completions = *rj.Completions
-		g.Set.Parallelism = rj.Parallelism == nil
+	case rj.Parallelism != nil:
+		g.Completions = *rj.Parallelism
+	}
+	if rj.Completions == nil {
+		g.Set = append(g.Set, jobDefault(jobset.CompletionsField, yamltree.IntValue(g.Completions)))
+	}
+	if rj.Parallelism == nil {
+		g.Set = append(g.Set, jobDefault(jobset.ParallelismField, yamltree.IntValue(g.Completions)))
 	}
 	if g.Completions < 1 {
 		found.Errorf(job+".completions", "must be at least 1, got %d", g.Completions)
@@ -233,14 +245,16 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group) finding.L
 			Current: strconv.Itoa(*rj.Parallelism), Proposed: strconv.Itoa(*rj.Completions),
 			Message: fmt.Sprintf("must equal completions (%d): every broker of a Flux instance must run at once, got %d", *rj.Completions, *rj.Parallelism)})
 	}
-	g.Set.BackoffLimit = rj.BackoffLimit == nil
+	if rj.BackoffLimit == nil {
+		g.Set = append(g.Set, jobDefault(jobset.BackoffLimitField, yamltree.IntValue(0)))
+	}
 	if rj.BackoffLimit != nil && *rj.BackoffLimit < 0 {
 		found.Errorf(job+".backoffLimit", "must not be negative, got %d", *rj.BackoffLimit)
 	}
 	pod := &rj.Pod
 	switch pod.RestartPolicy {
 	case "":
-		g.Set.RestartPolicy = true
+		g.Set = append(g.Set, Default{In: jobset.InPod, Field: jobset.RestartPolicyField, Value: yamltree.StringValue(jobset.RestartPolicyNever)})
 	case jobset.RestartPolicyNever:
 	case jobset.RestartPolicyOnFailure:
 		found.Warnf(pod.Path+".restartPolicy", "is OnFailure: if the leader's command fails, only the leader restarts while the other brokers have exited, and the new leader waits forever for them; Never lets the Job fail and the JobSet failurePolicy decide")

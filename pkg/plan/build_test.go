@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-	"github.com/jobset-flux/jobset-flux/pkg/hostlist"
+	"github.com/jobset-flux/jobset-flux/pkg/hostlist/hostlisttest"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -123,7 +123,7 @@ func TestRanksAndHostlists(t *testing.T) {
 		t.Errorf("hosts = %q, %q", p.Groups[0].Hosts, p.Groups[1].Hosts)
 	}
 	// Host by host, rank by rank: the expanded list is the pods' hostnames.
-	got, err := hostlist.Expand(p.Hostlist(), 0)
+	got, err := hostlisttest.Expand(p.Hostlist(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestGridHostlists(t *testing.T) {
 		if p.Groups[0].Hosts != tc.want {
 			t.Errorf("%dx%d: hosts = %q, want %q", tc.replicas, tc.completions, p.Groups[0].Hosts, tc.want)
 		}
-		got, err := hostlist.Expand(p.Hostlist(), 0)
+		got, err := hostlisttest.Expand(p.Hostlist(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,14 +225,26 @@ func TestResourcesDerived(t *testing.T) {
 func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 	js := read(t, jobsetYAML(nil, "w:1:2"))
 	p, _ := Build(js, settings.Defaults())
-	want := JobDefaults{CompletionMode: true, Parallelism: true, BackoffLimit: true, RestartPolicy: true}
-	if p.Groups[0].Set != want || !p.SetDNSHostnames || !p.SetPublishNotReady {
-		t.Errorf("set = %+v (dns %v, notready %v), want %+v and both network fields", p.Groups[0].Set, p.SetDNSHostnames, p.SetPublishNotReady, want)
+	want := "[completionMode=Indexed parallelism=2 backoffLimit=0 restartPolicy=Never]"
+	wantNetwork := "[enableDNSHostnames=true publishNotReadyAddresses=true]"
+	if got, network := fmt.Sprint(p.Groups[0].Set), fmt.Sprint(p.SetNetwork); got != want || network != wantNetwork {
+		t.Errorf("set = %s, network %s; want %s, network %s", got, network, want, wantNetwork)
+	}
+	places := map[string]jobset.Place{"completionMode": jobset.InJob, "parallelism": jobset.InJob, "backoffLimit": jobset.InJob, "restartPolicy": jobset.InPod}
+	for _, d := range p.Groups[0].Set {
+		if d.In != places[d.Field] {
+			t.Errorf("%s is set in place %d, want %d", d, d.In, places[d.Field])
+		}
 	}
 	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 3\n", 1)
 	p, _ = Build(read(t, text), settings.Defaults())
-	if p.Groups[0].Set != (JobDefaults{RestartPolicy: true}) {
-		t.Errorf("set = %+v, want only restartPolicy", p.Groups[0].Set)
+	if got := fmt.Sprint(p.Groups[0].Set); got != "[restartPolicy=Never]" {
+		t.Errorf("set = %s, want only restartPolicy", got)
+	}
+	text = strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        parallelism: 3\n", 1)
+	p, _ = Build(read(t, text), settings.Defaults())
+	if got := fmt.Sprint(p.Groups[0].Set); !strings.Contains(got, "completions=3") || strings.Contains(got, "parallelism") {
+		t.Errorf("set = %s with parallelism 3 and no completions, want completions=3 and no parallelism", got)
 	}
 }
 

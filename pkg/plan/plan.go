@@ -7,7 +7,9 @@ package plan
 import (
 	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 )
 
 // Paths inside every Flux pod. The init container fills the install and
@@ -102,16 +104,31 @@ type Group struct {
 	// RunsJob is true when the leader's flux run places tasks on this
 	// group's nodes (-N counts them).
 	RunsJob bool
-	// Set lists the Job fields to set on the user's behalf.
-	Set JobDefaults
+	// Set lists the fields of the group's Job and pod spec to set on the
+	// user's behalf, in the order they are reported.
+	Set []Default
 }
 
-// JobDefaults says which unset Job fields the render fills in: a Flux
-// instance needs stable hostnames (Indexed), every broker running at once
-// (parallelism == completions) and a failed leader failing the Job.
-type JobDefaults struct {
-	CompletionMode, Completions, Parallelism, BackoffLimit, RestartPolicy bool
+// Default is a field the render sets on the user's behalf, because it was
+// unset and Flux depends on it: stable hostnames (completionMode
+// Indexed), every broker running at once (parallelism = completions), a
+// failed broker failing the Job (backoffLimit 0; the JobSet
+// failurePolicy decides what happens next), no restarted leader that
+// could never rejoin (restartPolicy Never), and brokers finding each
+// other by hostname before they are ready (spec.network). Build lists
+// them; the render sets each and its result message names each, from the
+// same list, so that what is set and what is said cannot drift.
+type Default struct {
+	// In is the map that holds the field.
+	In jobset.Place
+	// Field is the field's key there.
+	Field string
+	// Value is what it is set to.
+	Value yamltree.Scalar
 }
+
+// String is field=value, as the result message names it.
+func (d Default) String() string { return d.Field + "=" + d.Value.String() }
 
 // Plan is everything needed to render one JobSet for Flux: the JobSet's
 // resolved settings, which the templates read as they are (p.Port,
@@ -156,8 +173,8 @@ type Plan struct {
 	// Interactive keeps the instance up with no command (broker.rc2_none).
 	Interactive bool
 
-	// SetDNSHostnames and SetPublishNotReady fill unset spec.network fields.
-	SetDNSHostnames, SetPublishNotReady bool
+	// SetNetwork lists the spec.network fields to set on the user's behalf.
+	SetNetwork []Default
 }
 
 // Hostlist returns the whole instance's hosts as one RFC 29 hostlist in rank order.

@@ -69,7 +69,7 @@ func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.L
 	if field == nil || field.Value == nil {
 		return found
 	}
-	data := deref(field.Value.YNode())
+	data := yamltree.Deref(field.Value.YNode())
 	switch {
 	case data.Kind == yaml.ScalarNode && data.ShortTag() == "!!null":
 		return found
@@ -78,7 +78,7 @@ func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.L
 		return found
 	}
 	for i := 0; i+1 < len(data.Content); i += 2 {
-		k, v := deref(data.Content[i]), deref(data.Content[i+1])
+		k, v := yamltree.Deref(data.Content[i]), yamltree.Deref(data.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
 			found.Errorf("data", "has a key that is %s, not a setting name; the keys are setting names such as port or view-image", yamltree.Describe(k))
 			continue
@@ -94,13 +94,6 @@ func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.L
 		}
 	}
 	return found
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
 }
 
 // schemaMismatch starts the message of every error in the shape of a
@@ -126,7 +119,7 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 	var complexKey string
 	yamltree.Walk(nodeOf(cfg), "", func(n *yaml.Node, path string) {
 		for i := 0; complexKey == "" && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-			if k := deref(n.Content[i]); k.Kind != yaml.ScalarNode {
+			if k := yamltree.Deref(n.Content[i]); k.Kind != yaml.ScalarNode {
 				complexKey = path
 				found.Errorf(path, "has a key that is %s: %s fields are named by strings", yamltree.Describe(k), ConfigKind)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,57 +21,59 @@ const secretTypeOpaque = "Opaque"
 // namespace, labelled back to it, and, when the JobSet came from a file
 // (kpt), placed in a file next to it.
 func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]string) *yaml.Node {
-	meta := mapping("name", name)
+	meta := yamltree.Map(yamltree.KV("name", yamltree.String(name)))
 	if p.Namespace != "" {
-		set(meta, "namespace", str(p.Namespace), "")
+		yamltree.Set(meta, "namespace", yamltree.String(p.Namespace), "")
 	}
-	set(meta, "labels", mapping(plan.ManagedByLabel, plan.ManagedByValue, plan.JobSetLabel, p.Name), "")
-	annotations := mapping()
+	yamltree.Set(meta, "labels", yamltree.Map(
+		yamltree.KV(plan.ManagedByLabel, yamltree.String(plan.ManagedByValue)),
+		yamltree.KV(plan.JobSetLabel, yamltree.String(p.Name)),
+	), "")
+	annotations := yamltree.Map()
 	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
 		if jsPath, ok := jobsetAnnotations[key]; ok {
-			set(annotations, key, str(path.Join(path.Dir(jsPath), strings.ToLower(kind)+"_"+name+".yaml")), "")
+			yamltree.Set(annotations, key, yamltree.String(path.Join(path.Dir(jsPath), strings.ToLower(kind)+"_"+name+".yaml")), "")
 		}
 	}
 	if len(annotations.Content) > 0 {
-		set(meta, "annotations", annotations, "")
+		yamltree.Set(meta, "annotations", annotations, "")
 	}
 	return meta
 }
 
 // configMap builds the ConfigMap holding the scripts and the broker config.
 func configMap(p *plan.Plan, files fluxfiles.Files, jobsetAnnotations map[string]string) *fn.KubeObject {
-	data := mapping()
+	data := yamltree.Map()
 	contents := files.Map()
 	for _, key := range []string{plan.BrokerConfig, plan.EntrypointScript, plan.InitScript, plan.SetupScript} {
 		content, ok := contents[key]
 		if !ok {
 			continue // setup.sh exists only with the setup setting
 		}
-		v := str(content)
+		v := yamltree.String(content)
 		v.Style = yaml.LiteralStyle
-		set(data, key, v, "")
+		yamltree.Set(data, key, v, "")
 	}
-	return object(mapping(
-		"apiVersion", "v1",
-		"kind", "ConfigMap",
-		"metadata", metadata(p, p.ConfigMapName, "ConfigMap", jobsetAnnotations),
-		"data", data,
-	))
+	return object("ConfigMap", metadata(p, p.ConfigMapName, "ConfigMap", jobsetAnnotations), yamltree.KV("data", data))
 }
 
 // secret builds the Secret holding the CURVE certificate. It uses data,
 // not stringData, so the certificate is never shown as plain text in a diff.
 func secret(p *plan.Plan, cert []byte, jobsetAnnotations map[string]string) *fn.KubeObject {
-	return object(mapping(
-		"apiVersion", "v1",
-		"kind", "Secret",
-		"metadata", metadata(p, p.SecretName, "Secret", jobsetAnnotations),
-		"type", secretTypeOpaque,
-		"data", mapping(plan.CertKey, base64.StdEncoding.EncodeToString(cert)),
-	))
+	return object("Secret", metadata(p, p.SecretName, "Secret", jobsetAnnotations),
+		yamltree.KV("type", yamltree.String(secretTypeOpaque)),
+		yamltree.KV("data", yamltree.Map(yamltree.KV(plan.CertKey, yamltree.String(base64.StdEncoding.EncodeToString(cert))))),
+	)
 }
 
-func object(n *yaml.Node) *fn.KubeObject {
-	quoteAmbiguous(n)
+// object is a core (v1) object of kind with metadata and the fields that
+// follow it, quoted as YAML 1.1 readers need.
+func object(kind string, metadata *yaml.Node, fields ...yamltree.Pair) *fn.KubeObject {
+	n := yamltree.Map(append([]yamltree.Pair{
+		yamltree.KV("apiVersion", yamltree.String("v1")),
+		yamltree.KV("kind", yamltree.String(kind)),
+		yamltree.KV("metadata", metadata),
+	}, fields...)...)
+	yamltree.QuoteAmbiguous(n)
 	return fn.MoveToKubeObject(yaml.NewRNode(n))
 }

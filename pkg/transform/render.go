@@ -6,6 +6,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -24,40 +25,52 @@ const (
 // (stripRendering), so a re-run or a changed setting never doubles
 // anything. It reads nothing but the plan.
 func applyPlan(root *yaml.Node, p *plan.Plan) error {
-	spec := get(root, "spec")
-	rjs := get(spec, "replicatedJobs")
-	if spec == nil || rjs == nil || rjs.Kind != yaml.SequenceNode {
-		return fmt.Errorf("spec.replicatedJobs is not a list")
+	rjs, ok := jobset.ReplicatedJobNodes(root)
+	if !ok {
+		return fmt.Errorf("%s is not a list", jobset.ReplicatedJobsPath)
 	}
 	for _, g := range p.Groups {
-		if g.Index >= len(rjs.Content) {
-			return fmt.Errorf("spec.replicatedJobs[%d] is missing", g.Index)
+		at := yamltree.Index(jobset.ReplicatedJobsPath, g.Index)
+		if g.Index >= len(rjs) {
+			return fmt.Errorf("%s is missing", at)
 		}
-		job := get(get(rjs.Content[g.Index], "template"), "spec")
-		pod := podSpec(rjs.Content[g.Index])
+		job := jobset.JobSpec(rjs[g.Index])
+		pod := jobset.PodSpec(job)
 		if job == nil || pod == nil {
-			return fmt.Errorf("spec.replicatedJobs[%d] has no pod template", g.Index)
+			return fmt.Errorf("%s has no pod template", at)
 		}
-		setJobFields(job, pod, g)
+		if err := setDefaults(map[jobset.Place]*yaml.Node{jobset.InJob: job, jobset.InPod: pod}, g.Set); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
 		if err := addFlux(pod, p, g); err != nil {
-			return fmt.Errorf("spec.replicatedJobs[%d]: %w", g.Index, err)
+			return fmt.Errorf("%s: %w", at, err)
 		}
 	}
-	if p.SetDNSHostnames || p.SetPublishNotReady {
-		network := ensureMap(spec, "network", "replicatedJobs")
-		if p.SetDNSHostnames {
-			set(network, "enableDNSHostnames", boolean(true), "")
-		}
-		if p.SetPublishNotReady {
-			set(network, "publishNotReadyAddresses", boolean(true), "")
-		}
+	if len(p.SetNetwork) > 0 {
+		// spec.network goes above the replicatedJobs, where the JobSet
+		// documentation writes it.
+		spec := yamltree.Get(root, jobset.SpecKey)
+		network := yamltree.EnsureMap(spec, jobset.NetworkKey, jobset.ReplicatedJobsKey)
+		return setDefaults(map[jobset.Place]*yaml.Node{jobset.InNetwork: network}, p.SetNetwork)
 	}
 	return nil
 }
 
-func podSpec(rj *yaml.Node) *yaml.Node {
-	return get(get(get(get(rj, "template"), "spec"), "template"), "spec")
+// setDefaults sets each of defaults in the map of its place, before the
+// key its place says: the same list that summarize reports.
+func setDefaults(maps map[jobset.Place]*yaml.Node, defaults []plan.Default) error {
+	for _, d := range defaults {
+		m := maps[d.In]
+		if m == nil {
+			return fmt.Errorf("no map to set %s in", d)
+		}
+		yamltree.Set(m, d.Field, d.Value.Node(), d.In.Before())
+	}
+	return nil
 }
+
+// podSpecOf is the pod spec of a replicatedJob, nil when it has none.
+func podSpecOf(rj *yaml.Node) *yaml.Node { return jobset.PodSpec(jobset.JobSpec(rj)) }
 
 // stripRendering removes, from every pod template of a JobSet, what an
 // earlier run of the function added, before the JobSet is read. What the
@@ -72,29 +85,29 @@ func podSpec(rj *yaml.Node) *yaml.Node {
 // volume or flux-installer container stays, and is reported by the checks
 // that follow as a name the function needs.
 func stripRendering(root *yaml.Node) {
-	rjs := get(get(root, "spec"), "replicatedJobs")
-	if rjs == nil || rjs.Kind != yaml.SequenceNode {
+	rjs, ok := jobset.ReplicatedJobNodes(root)
+	if !ok {
 		return
 	}
 	patterns := renderingPatterns()
-	for _, rj := range rjs.Content {
-		pod := podSpec(rj)
+	for _, rj := range rjs {
+		pod := podSpecOf(rj)
 		if pod == nil {
 			continue
 		}
-		if removeMatching(pod, "initContainers", patterns.installer) == 0 && !holdsAll(pod, "volumes", patterns.imageFluxVolumes) {
+		if removeMatching(pod, jobset.InitContainersKey, patterns.installer) == 0 && !holdsAll(pod, jobset.VolumesKey, patterns.imageFluxVolumes) {
 			continue
 		}
-		removeMatching(pod, "volumes", patterns.volumes)
-		containers := get(pod, "containers")
+		removeMatching(pod, jobset.VolumesKey, patterns.volumes)
+		containers := yamltree.Get(pod, jobset.ContainersKey)
 		if containers == nil || containers.Kind != yaml.SequenceNode {
 			continue
 		}
 		for _, c := range containers.Content {
-			if removeMatching(c, "volumeMounts", patterns.mounts) == 0 {
+			if removeMatching(c, jobset.VolumeMountsKey, patterns.mounts) == 0 {
 				continue
 			}
-			cmd := get(c, "command")
+			cmd := yamltree.Get(c, jobset.CommandKey)
 			if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 || cmd.Content[0].Value != plan.EntrypointPath {
 				continue
 			}
@@ -103,7 +116,7 @@ func stripRendering(root *yaml.Node) {
 			// flow-style [] was the user's, and is kept so that the next
 			// render writes it the same way again.
 			if len(cmd.Content) == 0 && cmd.Style&yaml.FlowStyle == 0 {
-				remove(c, "command")
+				yamltree.Remove(c, jobset.CommandKey)
 			}
 		}
 	}
@@ -131,7 +144,7 @@ func renderingPatterns() patterns {
 	p := &plan.Plan{ViewImage: anyString, ConfigMapName: anyString, SecretName: anyString}
 	var pt patterns
 	inst := installer(p, plan.Group{})
-	set(inst, "securityContext", str(anyNode), "")
+	yamltree.Set(inst, "securityContext", yamltree.String(anyNode), "")
 	pt.installer = []*yaml.Node{inst}
 	pt.volumes = append(fluxVolumes(p), shmVolume(""), shmVolume(anyString))
 	pt.mounts = append(fluxMounts(p), shmMount())
@@ -144,7 +157,7 @@ func renderingPatterns() patterns {
 // holdsAll reports whether the list at key has an item matching each of
 // patterns.
 func holdsAll(m *yaml.Node, key string, patterns []*yaml.Node) bool {
-	list := get(m, key)
+	list := yamltree.Get(m, key)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		return false
 	}
@@ -174,8 +187,9 @@ func matches(n, pattern *yaml.Node) bool {
 		return n.Value == pattern.Value
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(pattern.Content); i += 2 {
-			v := get(n, pattern.Content[i].Value)
-			if v == nil || !matches(v, pattern.Content[i+1]) {
+			// A null counts as written: the pattern decides.
+			v, ok := yamltree.Lookup(n, pattern.Content[i].Value)
+			if !ok || !matches(v, pattern.Content[i+1]) {
 				return false
 			}
 		}
@@ -195,7 +209,7 @@ func matches(n, pattern *yaml.Node) bool {
 // patterns, and the list when it ends up empty; it returns how many it
 // dropped.
 func removeMatching(m *yaml.Node, key string, patterns []*yaml.Node) int {
-	list := get(m, key)
+	list := yamltree.Get(m, key)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		return 0
 	}
@@ -208,31 +222,13 @@ func removeMatching(m *yaml.Node, key string, patterns []*yaml.Node) int {
 	removed := len(list.Content) - len(kept)
 	list.Content = kept
 	if removed > 0 && len(kept) == 0 {
-		remove(m, key)
+		yamltree.Remove(m, key)
 	}
 	return removed
 }
 
-func setJobFields(job, pod *yaml.Node, g plan.Group) {
-	if g.Set.CompletionMode {
-		set(job, "completionMode", str(jobset.IndexedCompletion), "template")
-	}
-	if g.Set.Completions {
-		set(job, "completions", num(g.Completions), "template")
-	}
-	if g.Set.Parallelism {
-		set(job, "parallelism", num(g.Completions), "template")
-	}
-	if g.Set.BackoffLimit {
-		set(job, "backoffLimit", num(0), "template")
-	}
-	if g.Set.RestartPolicy {
-		set(pod, "restartPolicy", str(jobset.RestartPolicyNever), "containers")
-	}
-}
-
 func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
-	containers := get(pod, "containers")
+	containers := yamltree.Get(pod, jobset.ContainersKey)
 	if containers == nil || g.Container >= len(containers.Content) {
 		return fmt.Errorf("container %d is missing", g.Container)
 	}
@@ -243,10 +239,10 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 	// before the JobSet was read. A command the function adds goes in
 	// before the mounts it adds, so that a re-render, which removes both
 	// and adds them again, writes them in the same order.
-	if old := get(c, "command"); old != nil && old.Kind == yaml.SequenceNode {
-		old.Content = append([]*yaml.Node{str(plan.EntrypointPath)}, old.Content...)
+	if old := yamltree.Get(c, jobset.CommandKey); old != nil && old.Kind == yaml.SequenceNode {
+		old.Content = append([]*yaml.Node{yamltree.String(plan.EntrypointPath)}, old.Content...)
 	} else {
-		set(c, "command", stringList(plan.EntrypointPath), "args")
+		yamltree.Set(c, jobset.CommandKey, yamltree.Strings(plan.EntrypointPath), jobset.ArgsKey)
 	}
 
 	// An image with its own Flux needs no copy of the view: no init
@@ -254,13 +250,13 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 	// image's own /opt/software). The install volume stays: it holds the
 	// broker's private state.
 	if !p.ImageFlux {
-		init := ensureSeq(pod, "initContainers")
+		init := yamltree.EnsureSeq(pod, jobset.InitContainersKey)
 		init.Content = append(init.Content, installer(p, g))
 	}
 
-	volumes := ensureSeq(pod, "volumes")
+	volumes := yamltree.EnsureSeq(pod, jobset.VolumesKey)
 	volumes.Content = append(volumes.Content, fluxVolumes(p)...)
-	mounts := ensureSeq(c, "volumeMounts")
+	mounts := yamltree.EnsureSeq(c, jobset.VolumeMountsKey)
 	mounts.Content = append(mounts.Content, fluxMounts(p)...)
 	if !g.OwnShm {
 		volumes.Content = append(volumes.Content, shmVolume(p.ShmSize))
@@ -272,74 +268,94 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 
 // fluxVolumes are the volumes of a wrapped pod, but for /dev/shm.
 func fluxVolumes(p *plan.Plan) []*yaml.Node {
-	volumes := []*yaml.Node{mapping("name", plan.InstallVolume, "emptyDir", mapping())}
+	volumes := []*yaml.Node{emptyDirVolume(plan.InstallVolume)}
 	if !p.ImageFlux {
-		volumes = append(volumes, mapping("name", plan.SoftwareVolume, "emptyDir", mapping()))
+		volumes = append(volumes, emptyDirVolume(plan.SoftwareVolume))
 	}
 	return append(volumes,
-		mapping("name", plan.ConfigVolume, "configMap", mapping("name", p.ConfigMapName, "defaultMode", octal(scriptsMode))),
-		mapping("name", plan.CurveVolume, "secret", mapping("secretName", p.SecretName, "defaultMode", octal(certMode))),
+		volume(plan.ConfigVolume, "configMap", yamltree.Map(
+			yamltree.KV("name", yamltree.String(p.ConfigMapName)),
+			yamltree.KV("defaultMode", octal(scriptsMode)),
+		)),
+		volume(plan.CurveVolume, "secret", yamltree.Map(
+			yamltree.KV("secretName", yamltree.String(p.SecretName)),
+			yamltree.KV("defaultMode", octal(certMode)),
+		)),
 	)
 }
 
+// volume is the pod volume name whose source is of kind source.
+func volume(name, source string, spec *yaml.Node) *yaml.Node {
+	return yamltree.Map(yamltree.KV("name", yamltree.String(name)), yamltree.KV(source, spec))
+}
+
+// emptyDirVolume is a plain emptyDir volume.
+func emptyDirVolume(name string) *yaml.Node { return volume(name, "emptyDir", yamltree.Map()) }
+
 // fluxMounts are the wrapped container's mounts of fluxVolumes.
 func fluxMounts(p *plan.Plan) []*yaml.Node {
-	mounts := []*yaml.Node{mapping("name", plan.InstallVolume, "mountPath", plan.InstallDir)}
+	mounts := []*yaml.Node{mount(plan.InstallVolume, plan.InstallDir)}
 	if !p.ImageFlux {
-		mounts = append(mounts, mapping("name", plan.SoftwareVolume, "mountPath", plan.SoftwareDir))
+		mounts = append(mounts, mount(plan.SoftwareVolume, plan.SoftwareDir))
 	}
-	return append(mounts,
-		mapping("name", plan.ConfigVolume, "mountPath", plan.ConfigDir, "readOnly", true),
-		mapping("name", plan.CurveVolume, "mountPath", plan.CurveDir, "readOnly", true),
-	)
+	return append(mounts, readOnlyMount(plan.ConfigVolume, plan.ConfigDir), readOnlyMount(plan.CurveVolume, plan.CurveDir))
+}
+
+// mount is a volumeMount of volume name at path.
+func mount(name, path string) *yaml.Node {
+	return yamltree.Map(yamltree.KV("name", yamltree.String(name)), yamltree.KV("mountPath", yamltree.String(path)))
+}
+
+// readOnlyMount is a read-only volumeMount of volume name at path.
+func readOnlyMount(name, path string) *yaml.Node {
+	m := mount(name, path)
+	yamltree.Set(m, "readOnly", yamltree.Bool(true), "")
+	return m
 }
 
 // shmVolume is the writable /dev/shm (size "" for no limit).
 func shmVolume(size string) *yaml.Node {
-	shm := mapping("medium", jobset.StorageMediumMemory)
+	shm := yamltree.Map(yamltree.KV("medium", yamltree.String(jobset.StorageMediumMemory)))
 	if size != "" {
-		set(shm, "sizeLimit", str(size), "")
+		yamltree.Set(shm, "sizeLimit", yamltree.String(size), "")
 	}
-	return mapping("name", plan.ShmVolume, "emptyDir", shm)
+	return volume(plan.ShmVolume, "emptyDir", shm)
 }
 
-func shmMount() *yaml.Node {
-	return mapping("name", plan.ShmVolume, "mountPath", plan.ShmDir)
-}
+func shmMount() *yaml.Node { return mount(plan.ShmVolume, plan.ShmDir) }
 
 // installer is the init container that copies Flux out of the view image.
 func installer(p *plan.Plan, g plan.Group) *yaml.Node {
+	// It only copies files into emptyDirs: it needs no privilege and no
+	// writable root, so it never makes a pod fail the "restricted" Pod
+	// Security Standard (runAsNonRoot stays the pod's choice: the view
+	// image's default user is root).
+	security := yamltree.Map(
+		yamltree.KV("allowPrivilegeEscalation", yamltree.Bool(false)),
+		yamltree.KV("capabilities", yamltree.Map(yamltree.KV("drop", yamltree.Strings("ALL")))),
+		yamltree.KV("readOnlyRootFilesystem", yamltree.Bool(true)),
+	)
 	// A pod-level seccompProfile (a Localhost profile, say) applies to the
 	// init container as to the user's; RuntimeDefault only fills the gap,
 	// so the restricted Pod Security Standard is met either way.
-	var seccomp *yaml.Node
 	if !g.PodSeccomp {
-		seccomp = mapping("type", jobset.SeccompRuntimeDefault)
+		yamltree.Set(security, "seccompProfile", yamltree.Map(yamltree.KV("type", yamltree.String(jobset.SeccompRuntimeDefault))), "")
 	}
-	return mapping(
-		"name", plan.InitContainerName,
-		"image", p.ViewImage,
-		"command", stringList(plan.InitPath),
-		"volumeMounts", sequence(
-			mapping("name", plan.InstallVolume, "mountPath", plan.InstallDir),
-			mapping("name", plan.SoftwareVolume, "mountPath", plan.SoftwareStagingDir),
-			mapping("name", plan.ConfigVolume, "mountPath", plan.ConfigDir, "readOnly", true),
-		),
-		// It only copies files into emptyDirs: it needs no privilege and no
-		// writable root, so it never makes a pod fail the "restricted" Pod
-		// Security Standard (runAsNonRoot stays the pod's choice: the view
-		// image's default user is root).
-		"securityContext", mapping(
-			"allowPrivilegeEscalation", false,
-			"capabilities", mapping("drop", stringList("ALL")),
-			"readOnlyRootFilesystem", true,
-			"seccompProfile", seccomp,
-		),
+	return yamltree.Map(
+		yamltree.KV("name", yamltree.String(plan.InitContainerName)),
+		yamltree.KV("image", yamltree.String(p.ViewImage)),
+		yamltree.KV(jobset.CommandKey, yamltree.Strings(plan.InitPath)),
+		yamltree.KV(jobset.VolumeMountsKey, yamltree.Seq(
+			mount(plan.InstallVolume, plan.InstallDir),
+			mount(plan.SoftwareVolume, plan.SoftwareStagingDir),
+			readOnlyMount(plan.ConfigVolume, plan.ConfigDir),
+		)),
+		yamltree.KV("securityContext", security),
 	)
 }
 
 func octal(mode int) *yaml.Node {
-	n := num(mode)
+	n := yamltree.Int(mode)
 	n.LineComment = fmt.Sprintf("%#o", mode)
 	return n
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -209,7 +210,7 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index 
 		return out
 	}
 	found = summarize(found, pl)
-	quoteAmbiguous(rn.YNode())
+	yamltree.QuoteAmbiguous(rn.YNode())
 	out.jobset = fn.MoveToKubeObject(rn)
 	annotations := item.GetAnnotations()
 	out.generated = append(out.generated, configMap(pl, files, annotations))
@@ -235,19 +236,14 @@ func summarize(found finding.List, pl *plan.Plan) finding.List {
 		}
 	}
 	found = slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
-	var network []string
-	if pl.SetDNSHostnames {
-		network = append(network, "spec.network.enableDNSHostnames=true")
-	}
-	if pl.SetPublishNotReady {
-		network = append(network, "spec.network.publishNotReadyAddresses=true")
-	}
-	if len(network) > 0 {
-		parts = append(parts, "set "+strings.Join(network, ", "))
+	// What was set is the list applyPlan set, spec.network's named by
+	// their whole path.
+	if len(pl.SetNetwork) > 0 {
+		parts = append(parts, "set "+describeDefaults(pl.SetNetwork, jobset.NetworkPath))
 	}
 	for _, g := range pl.Groups {
-		if set := jobDefaults(g); len(set) > 0 {
-			parts = append(parts, fmt.Sprintf("replicatedJob %q: set %s", g.Name, strings.Join(set, ", ")))
+		if len(g.Set) > 0 {
+			parts = append(parts, fmt.Sprintf("replicatedJob %q: set %s", g.Name, describeDefaults(g.Set, "")))
 		}
 	}
 	parts = append(parts, notes...)
@@ -262,29 +258,13 @@ func summarize(found finding.List, pl *plan.Plan) finding.List {
 	return found
 }
 
-// jobDefaults lists the Job fields of a group set on the user's behalf, as
-// field=value: Flux needs each pod's stable hostname (Indexed), every
-// broker running at once (parallelism = completions), a failed broker
-// failing the Job (backoffLimit 0; the JobSet failurePolicy decides what
-// happens next) and no restarted leader that could never rejoin (Never).
-func jobDefaults(g plan.Group) []string {
-	var set []string
-	if g.Set.CompletionMode {
-		set = append(set, "completionMode=Indexed")
+// describeDefaults lists defaults as field=value, each field under path.
+func describeDefaults(defaults []plan.Default, path string) string {
+	set := make([]string, len(defaults))
+	for i, d := range defaults {
+		set[i] = yamltree.Key(path, d.Field) + "=" + d.Value.String()
 	}
-	if g.Set.Completions {
-		set = append(set, fmt.Sprintf("completions=%d", g.Completions))
-	}
-	if g.Set.Parallelism {
-		set = append(set, fmt.Sprintf("parallelism=%d", g.Completions))
-	}
-	if g.Set.BackoffLimit {
-		set = append(set, "backoffLimit=0")
-	}
-	if g.Set.RestartPolicy {
-		set = append(set, "restartPolicy=Never")
-	}
-	return set
+	return strings.Join(set, ", ")
 }
 
 // index finds input objects by kind, namespace and name.

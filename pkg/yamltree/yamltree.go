@@ -1,8 +1,12 @@
-// Package yamltree checks and rewrites the structure of parsed YAML
-// (yaml.v3 node trees) where readers of the same text disagree: a key
+// Package yamltree is the function's one vocabulary for parsed YAML
+// (yaml.v3 node trees, as kyaml re-exports them): reading and editing maps
+// by key and building typed nodes (nodes.go), quoting what YAML 1.1
+// readers would take for another type (quote.go), and checking and
+// rewriting the structure where readers of the same text disagree: a key
 // written twice in one map, merge keys, and aliases. Field paths are
 // written as the function's results write them: spec.replicatedJobs[0].name,
-// metadata.annotations[example.com/key].
+// metadata.annotations[example.com/key]. It depends on nothing of the
+// function's own, so that every package can share it.
 package yamltree
 
 import (

@@ -1,10 +1,9 @@
-package transform
+package yamltree
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -53,16 +52,16 @@ func TestYAML11Quoting(t *testing.T) {
 	quoted := map[string]bool{"y": true, "on": true, "0x1f": true, "1_000": true, "~": true}
 	for v, want := range quoted {
 		n := yaml.NewStringRNode(v).YNode()
-		quoteAmbiguous(n)
+		QuoteAmbiguous(n)
 		if got := n.Style == yaml.DoubleQuotedStyle; got != want {
-			t.Errorf("quoteAmbiguous(%q): double-quoted = %v, want %v", v, got, want)
+			t.Errorf("QuoteAmbiguous(%q): double-quoted = %v, want %v", v, got, want)
 		}
 	}
 	for _, v := range []string{"yes-please", "Never", "flux-install", "nope", "4Gi"} {
 		n := yaml.NewStringRNode(v).YNode()
-		quoteAmbiguous(n)
+		QuoteAmbiguous(n)
 		if n.Style != 0 {
-			t.Errorf("quoteAmbiguous(%q) changed the style to %v; it is a plain string in YAML 1.1", v, n.Style)
+			t.Errorf("QuoteAmbiguous(%q) changed the style to %v; it is a plain string in YAML 1.1", v, n.Style)
 		}
 	}
 }
@@ -86,26 +85,5 @@ func checkFirstLook(t *testing.T, v string) {
 	// YAML 1.1 non-string, or that are single plain words.
 	if full && !mayBeYAML11NonString(v) && strings.IndexByte(yaml11FirstBytes, v[0]) >= 0 {
 		t.Errorf("mayBeYAML11NonString(%q) = false, but YAML 1.1 reads it as a non-string", v)
-	}
-}
-
-// TestWithPlacementOrder: the placement annotations a regenerated object
-// takes over are added in key order, the same on every run.
-func TestWithPlacementOrder(t *testing.T) {
-	old := fn.NewEmptyKubeObject()
-	for _, k := range []string{"internal.config.kubernetes.io/path", "config.kubernetes.io/path", "internal.config.kubernetes.io/index", "config.kubernetes.io/index", "team"} {
-		if err := old.SetAnnotation(k, "v"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := "annotations:\n    config.kubernetes.io/index: v\n    config.kubernetes.io/path: v\n    internal.config.kubernetes.io/index: v\n    internal.config.kubernetes.io/path: v\n"
-	for range 30 {
-		obj := fn.NewEmptyKubeObject()
-		if err := obj.SetName("generated"); err != nil {
-			t.Fatal(err)
-		}
-		if got := withPlacement(obj, old).String(); !strings.Contains(got, want) {
-			t.Fatalf("got\n%s\nwant the placement annotations in key order, without team:\n%s", got, want)
-		}
 	}
 }
