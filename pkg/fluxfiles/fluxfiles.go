@@ -32,7 +32,8 @@ import (
 
 // Files holds the rendered contents of the three generated files.
 type Files struct {
-	// Init is the flux-installer init container's script (plan.InitScript).
+	// Init is the flux-installer init container's script (plan.InitScript),
+	// "" when the image brings its own Flux.
 	Init string
 	// Entrypoint is the wrapped container's command[0] (plan.EntrypointScript).
 	Entrypoint string
@@ -47,9 +48,11 @@ type Files struct {
 // ConfigMap's data.
 func (f Files) Map() map[string]string {
 	m := map[string]string{
-		plan.InitScript:       f.Init,
 		plan.EntrypointScript: f.Entrypoint,
 		plan.BrokerConfig:     f.Broker,
+	}
+	if f.Init != "" {
+		m[plan.InitScript] = f.Init
 	}
 	if f.Setup != "" {
 		m[plan.SetupScript] = f.Setup
@@ -70,6 +73,10 @@ var (
 	setupText string
 	//go:embed entrypoint-findflux.sh.tmpl
 	findFluxText string
+	//go:embed entrypoint-flux-view.sh.tmpl
+	viewFluxText string
+	//go:embed entrypoint-flux-image.sh.tmpl
+	imageFluxText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
 )
@@ -147,8 +154,11 @@ func Render(p *plan.Plan) (Files, error) {
 	}
 	var f Files
 	var err error
-	if f.Init, err = renderInit(); err != nil {
-		return Files{}, err
+	// An image with its own Flux has no flux-installer to run init.sh.
+	if !p.ImageFlux {
+		if f.Init, err = renderInit(); err != nil {
+			return Files{}, err
+		}
 	}
 	if f.Entrypoint, err = renderEntrypoint(p); err != nil {
 		return Files{}, err
@@ -204,7 +214,6 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	}
 	vals := sh.all(map[string]any{
 		"ViewDir":              viewDir(p),
-		"NoFluxHint":           noFluxHint(p),
 		"RunDir":               plan.RunDir,
 		"CertPath":             plan.CertPath,
 		"CertSource":           plan.CertSourcePath,
@@ -229,9 +238,12 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
 	vals["interactive"] = attrs.String() + interactive
-	vals["findFlux"] = ""
-	if p.ImageFlux && p.FluxPath == "" {
-		vals["findFlux"] = "\n" + strings.TrimSuffix(findFluxText, "\n")
+	vals["findFlux"], vals["fluxCheck"] = "", strings.TrimSuffix(viewFluxText, "\n")
+	if p.ImageFlux {
+		vals["fluxCheck"] = strings.TrimSuffix(imageFluxText, "\n")
+		if p.FluxPath == "" {
+			vals["findFlux"] = "\n" + strings.TrimSuffix(findFluxText, "\n")
+		}
 	}
 	// The setup script is a file of its own: only its path, a constant,
 	// is in this script.
@@ -257,14 +269,6 @@ func viewDir(p *plan.Plan) string {
 		return plan.ViewDir
 	}
 	return p.FluxPath
-}
-
-// noFluxHint says why flux may be missing, for the mode in use.
-func noFluxHint(p *plan.Plan) string {
-	if p.ImageFlux {
-		return "flux-path must be the prefix of the image's Flux (flux is <prefix>/bin/flux)"
-	}
-	return "the flux-installer init container did not install the view"
 }
 
 // check rejects plans that would render files which fail only at run time,

@@ -743,8 +743,8 @@ func TestSandboxScheduler(t *testing.T) {
 		want, wantNot string
 	}{
 		{"fluxion", true, "easy", "scheduler: Fluxion, queue-policy easy", "warning"},
-		{"flux-core only, fcfs", false, "fcfs", "scheduler: sched-simple (the view has no Fluxion)", "warning"},
-		{"flux-core only, easy", false, "easy", "warning: queue-policy easy needs Fluxion, which the view lacks", "scheduler: Fluxion"},
+		{"flux-core only, fcfs", false, "fcfs", "scheduler: sched-simple (the Flux view has no Fluxion)", "warning"},
+		{"flux-core only, easy", false, "easy", "warning: queue-policy easy needs Fluxion, which the Flux view lacks", "scheduler: Fluxion"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.QueuePolicy = tc.policy })

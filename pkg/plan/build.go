@@ -73,7 +73,7 @@ func Build(js *jobset.JobSet, base settings.Settings) (*Plan, finding.List) {
 	found.Add(checkNames(js, p))
 	found.Add(checkNetwork(js, p))
 	for i := range p.Groups {
-		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i]))
+		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i], p.MountedPaths()))
 	}
 	found.Add(placeRanks(js, p))
 	found.Add(launcherConflicts(&s))
@@ -204,10 +204,20 @@ func jobDefault(field string, v yamltree.Scalar) Default {
 	return Default{In: jobset.InJob, Field: field, Value: v}
 }
 
-// reservedMounts are the paths the function mounts into the wrapped container.
-var reservedMounts = []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
+// MountedPaths are the paths the render mounts into the wrapped container,
+// which the user's mounts must stay clear of: an image with its own Flux
+// gets no software tree, and keeps its own /opt/software (a Spack
+// installation) visible.
+func (p *Plan) MountedPaths() []string {
+	if p.ImageFlux {
+		return []string{InstallDir, ConfigDir, CurveDir}
+	}
+	return []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
+}
 
-func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group) finding.List {
+// checkGroup checks one replicatedJob of the instance against what Flux
+// needs and the names and paths (mounted) the render adds.
+func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group, mounted []string) finding.List {
 	var found finding.List
 	if errs := validation.IsDNS1035Label(rj.Name); len(errs) > 0 {
 		found.Errorf(rj.Path+".name", "a replicatedJob's name must be a DNS-1035 label (it is part of its pods' hostnames and of the Flux hostlist): %s", errs[0])
@@ -292,8 +302,8 @@ func checkGroup(js *jobset.JobSet, rj *jobset.ReplicatedJob, g *Group) finding.L
 			found.Errorf(path+".name", "volume name %q is reserved by jobset-flux; rename yours", m.Name)
 		case cleanPath(m.MountPath) == ShmDir:
 			g.OwnShm = true
-		case slices.ContainsFunc(reservedMounts, func(r string) bool { return overlaps(m.MountPath, r) }):
-			found.Errorf(path+".mountPath", "%q overlaps a path jobset-flux mounts (%s); mount it elsewhere", m.MountPath, strings.Join(reservedMounts, ", "))
+		case slices.ContainsFunc(mounted, func(r string) bool { return overlaps(m.MountPath, r) }):
+			found.Errorf(path+".mountPath", "%q overlaps a path jobset-flux mounts (%s); mount it elsewhere", m.MountPath, strings.Join(mounted, ", "))
 		}
 	}
 	if len(c.Command) > 0 && c.Command[0] == EntrypointPath {

@@ -484,3 +484,17 @@ func TestImageFlux(t *testing.T) {
 		}
 	}
 }
+
+// An image with its own Flux keeps its /opt/software (Flux itself may be
+// a Spack installation there): the render mounts no software tree, so a
+// user's mount there is theirs to make; with a view it collides.
+func TestImageFluxFreesSoftwareDir(t *testing.T) {
+	rj := "w:1:2:volumeMounts:\n- name: spack\n  mountPath: /opt/software"
+	if p, found := Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/view-image": "none"}, rj)), settings.Defaults()); p == nil {
+		t.Errorf("view-image none: refused a mount at /opt/software: %v", errorsOf(found))
+	}
+	_, found := Build(read(t, jobsetYAML(nil, rj)), settings.Defaults())
+	if errs := errorsOf(found); len(errs) != 1 || !strings.Contains(errs[0], "overlaps a path jobset-flux mounts") {
+		t.Errorf("with a view: errors %v, want the mount refused", errs)
+	}
+}

@@ -48,7 +48,7 @@ func configMap(p *plan.Plan, files fluxfiles.Files, jobsetAnnotations map[string
 	for _, key := range []string{plan.BrokerConfig, plan.EntrypointScript, plan.InitScript, plan.SetupScript} {
 		content, ok := contents[key]
 		if !ok {
-			continue // setup.sh exists only with the setup setting
+			continue // no setup.sh without the setup setting, no init.sh without a view
 		}
 		v := yamltree.String(content)
 		v.Style = yaml.LiteralStyle

@@ -261,12 +261,12 @@ func checkContract(t *testing.T, objs []*unstructured.Unstructured) {
 			t.Errorf("JobSet %s: no ConfigMap %s in the output", name, cmName)
 		} else {
 			sameNamespace(t, js, cm)
-			keys := []string{"entrypoint.sh", "broker.toml"}
-			if !ownFlux {
-				keys = append(keys, "init.sh")
-			}
-			for _, k := range keys {
-				if _, ok, _ := unstructured.NestedString(cm.Object, "data", k); !ok {
+			for _, k := range []string{"entrypoint.sh", "broker.toml", "init.sh"} {
+				_, ok, _ := unstructured.NestedString(cm.Object, "data", k)
+				switch {
+				case k == "init.sh" && ownFlux && ok:
+					t.Errorf("ConfigMap %s: data key %s, although no flux-installer runs it", cmName, k)
+				case !ok && (k != "init.sh" || !ownFlux):
 					t.Errorf("ConfigMap %s: no data key %s", cmName, k)
 				}
 			}

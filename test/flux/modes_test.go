@@ -139,8 +139,8 @@ func TestImageFlux(t *testing.T) {
 			ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"; [ "$FLUX_TASK_RANK" != 0 ] || flux module list | grep -c sched-fluxion-qmanager | sed 's/^/fluxion /'`}}
 			groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr}}
 			rendered := render(t, jobSet(t, "own", tc.ann, nil, groups...))
-			if strings.Contains(string(rendered), "flux-installer\n") || strings.Contains(string(rendered), "flux-software") {
-				t.Fatalf("the render still has the view's init container or volume:\n%s", rendered)
+			if strings.Contains(string(rendered), "flux-installer\n") || strings.Contains(string(rendered), "flux-software") || strings.Contains(string(rendered), "init.sh:") {
+				t.Fatalf("the render still has the view's init container, volume or script:\n%s", rendered)
 			}
 			r := start(t, rendered, map[string]kubelet.Image{appImage: tc.image})
 			res := r.wait(instanceTimeout)

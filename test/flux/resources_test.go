@@ -38,9 +38,11 @@ func TestResourcesPerGroup(t *testing.T) {
 	if !strings.Contains(out, "resources 3 5 4\n") {
 		t.Errorf("the instance does not have 3 nodes, 5 cores and 4 GPUs")
 	}
-	if res.State != "Completed" || t.Failed() {
-		dump(t, res)
+	if res.State != "Completed" {
 		t.Errorf("JobSet %s, want Completed", res.State)
+	}
+	if t.Failed() {
+		dump(t, res)
 	}
 }
 
@@ -54,8 +56,8 @@ func TestCoreOnlyView(t *testing.T) {
 	res := r.wait(instanceTimeout)
 	out := logs(r.c.Pod("core-w-0-0"), "app")
 	for _, want := range []string{
-		"jobset-flux: scheduler: sched-simple (the view has no Fluxion)\n",
-		"jobset-flux: warning: queue-policy easy needs Fluxion, which the view lacks",
+		"jobset-flux: scheduler: sched-simple (the Flux view has no Fluxion)\n",
+		"jobset-flux: warning: queue-policy easy needs Fluxion, which the Flux view lacks",
 		"module sched-simple\n",
 	} {
 		if !strings.Contains(out, want) {
