@@ -413,7 +413,7 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 		return found
 	}
 	if s.Launcher {
-		return launcherCores(p, s, container)
+		return assignCores(p, s, container)
 	}
 
 	// The groups that run the job.
@@ -445,23 +445,7 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 	if gpus%p.TasksPerNode != 0 {
 		found.Errorf(originOr(s, "gpus-per-node", originOr(s, "tasks-per-node", gpuField(container(first)))), "%d GPUs per node must be a multiple of tasks-per-node (%d): flux run's -g counts GPUs per task", gpus, p.TasksPerNode)
 	}
-	for i := range p.Groups {
-		g, c := &p.Groups[i], container(&p.Groups[i])
-		switch {
-		case s.CoresPerNode != 0:
-			g.Cores = s.CoresPerNode
-		case c.CPUs > settings.MaxCoresPerNode:
-			found.Errorf(c.CPUPath, "gives %d cores per pod, more than the %d a Flux node may have (the bound of cores-per-node); lower it, or set flux-framework.org/cores-per-node", c.CPUs, settings.MaxCoresPerNode)
-		case c.CPUs > 0 && g.RunsJob && c.CPUs < p.TasksPerNode && !c.CPULimit:
-			// A request is a floor: the pod may use more CPU than it asked
-			// for, so the tasks' own cores are what it really has.
-			g.Cores = p.TasksPerNode
-		case c.CPUs > 0:
-			g.Cores = c.CPUs
-		default:
-			g.Cores = p.TasksPerNode
-		}
-	}
+	found.Add(assignCores(p, s, container))
 	if s.CoresPerNode != 0 && s.CoresPerNode%p.TasksPerNode != 0 {
 		found.Errorf(originOr(s, "cores-per-node", "metadata.annotations"), "cores-per-node (%d) must be a multiple of tasks-per-node (%d), so every task gets the same cores", s.CoresPerNode, p.TasksPerNode)
 	}
@@ -523,25 +507,33 @@ func resources(js *jobset.JobSet, p *Plan, s *settings.Settings) finding.List {
 	return found
 }
 
-// launcherCores gives each group its cores when the command is the
-// instance's initial program: no flux run is planned, so no group has to
-// fit one; the broker's config describes each pod as it is, for whatever
-// jobs the program submits.
-func launcherCores(p *Plan, s *settings.Settings, container func(*Group) *jobset.Container) finding.List {
+// assignCores gives every group its cores per pod: cores-per-node, else
+// the wrapped container's CPUs, else one per task. In launcher mode no
+// flux run fixes the tasks per node: the broker's config describes each
+// pod as it is, for whatever jobs the program submits, and a pod without a
+// CPU figure counts one core per GPU (at least one), as the default
+// tasks-per-node would.
+func assignCores(p *Plan, s *settings.Settings, container func(*Group) *jobset.Container) finding.List {
 	var found finding.List
 	for i := range p.Groups {
 		g, c := &p.Groups[i], container(&p.Groups[i])
+		perPod := p.TasksPerNode
+		if s.Launcher {
+			perPod = max(1, g.GPUs)
+		}
 		switch {
 		case s.CoresPerNode != 0:
 			g.Cores = s.CoresPerNode
 		case c.CPUs > settings.MaxCoresPerNode:
 			found.Errorf(c.CPUPath, "gives %d cores per pod, more than the %d a Flux node may have (the bound of cores-per-node); lower it, or set flux-framework.org/cores-per-node", c.CPUs, settings.MaxCoresPerNode)
+		case c.CPUs > 0 && g.RunsJob && c.CPUs < p.TasksPerNode && !c.CPULimit:
+			// A request is a floor: the pod may use more CPU than it asked
+			// for, so the tasks' own cores are what it really has.
+			g.Cores = p.TasksPerNode
 		case c.CPUs > 0:
 			g.Cores = c.CPUs
 		default:
-			// Without a CPU figure, one core per GPU (at least one), as
-			// the default tasks-per-node would give.
-			g.Cores = max(1, g.GPUs)
+			g.Cores = perPod
 		}
 	}
 	return found
