@@ -30,6 +30,7 @@ require (
 	github.com/go-openapi/swag/typeutils v0.27.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
+	github.com/jobset-flux/jobset-flux/test/testsupport v0.0.0
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
@@ -48,3 +49,5 @@ require (
 )
 
 replace github.com/jobset-flux/jobset-flux => ../..
+
+replace github.com/jobset-flux/jobset-flux/test/testsupport => ../testsupport

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 // The runtime tests render JobSets with the real function and run every
@@ -53,7 +54,7 @@ func setup() error {
 			return fmt.Errorf("%s not found: install Debian iproute2 and util-linux", tool)
 		}
 	}
-	repo, err := filepath.Abs("../..")
+	repo, err := testsupport.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -107,10 +108,7 @@ func requireEnv(t *testing.T) {
 	if env.err == nil {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("runtime environment: %v", env.err)
-	}
-	t.Skipf("runtime environment: %v", env.err)
+	testsupport.SkipOrFail(t, "runtime environment: %v", env.err)
 }
 
 // images are the stand-ins every test can use; tests add their own.
