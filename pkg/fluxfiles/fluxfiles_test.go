@@ -11,28 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/pelletier/go-toml/v2"
 
 	hostlist "github.com/jobset-flux/jobset-flux/pkg/hostlist/hostlisttest"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )
-
-// requireTool returns the path of a tool the test needs. In CI a missing
-// tool is a failure (a skipped check would pass silently); elsewhere the
-// test is skipped with the reason.
-func requireTool(t testing.TB, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required in CI: %v", name, err)
-	}
-	t.Skipf("%s not installed (%v): skipping; CI=true makes this a failure", name, err)
-	return ""
-}
 
 // group is one replicatedJob of a test plan; hosts is its hostlist as
 // written by hand.
@@ -355,8 +340,8 @@ func sortedKeys(m map[string]any) []string {
 // TestScriptsLint runs bash -n and shellcheck on both scripts of every
 // variant, and checks that no hostlist leaks into a script.
 func TestScriptsLint(t *testing.T) {
-	bash := requireTool(t, "bash")
-	shellcheck := requireTool(t, "shellcheck")
+	bash := testenv.Tool(t, "bash")
+	shellcheck := testenv.Tool(t, "shellcheck")
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			f, err := Render(v.plan)
@@ -428,7 +413,7 @@ func TestRenderHostileValues(t *testing.T) {
 	if want := "tcp://%h." + escaped + ":%p"; doc.Bootstrap.DefaultConnect != want {
 		t.Errorf("default_connect = %q, want %q", doc.Bootstrap.DefaultConnect, want)
 	}
-	bash := requireTool(t, "bash")
+	bash := testenv.Tool(t, "bash")
 	for name, text := range map[string]string{plan.InitScript: f.Init, plan.EntrypointScript: f.Entrypoint} {
 		if out, err := exec.Command(bash, "-n", "-c", text).CombinedOutput(); err != nil {
 			t.Errorf("bash -n %s: %v\n%s", name, err, out)
@@ -542,7 +527,7 @@ func TestBrokerStrings(t *testing.T) {
 // TestShWord checks with bash itself that every quoted word expands to
 // exactly the original string.
 func TestShWord(t *testing.T) {
-	bash := requireTool(t, "bash")
+	bash := testenv.Tool(t, "bash")
 	words := []string{"", "plain", "two words", "it's", `"dq"`, "$HOME", "${x}", "$(id)", "`id`", "*", "?", "[a]", `a\b`, "new\nline", "'", "''", "-n", "~", "!x", "ünï"}
 	var script strings.Builder
 	script.WriteString("printf '%s\\0'")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"text/template"
 
+	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	toml "github.com/pelletier/go-toml/v2"
 	corev1 "k8s.io/api/core/v1"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -80,11 +81,7 @@ func needTools(t *testing.T) tools {
 		if err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
 			continue
 		}
-		msg := fmt.Sprintf("%s is missing or not executable (run `make build kustomize`, or `make unit`): %v", p, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.SkipOrFail(t, "%s is missing or not executable (run `make build kustomize`, or `make unit`): %v", p, err)
 	}
 	return tl
 }
