@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"github.com/jobset-flux/jobset-flux/internal/cputime"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobset-flux/jobset-flux/internal/cputime"
+	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -1047,7 +1048,7 @@ func TestLargeResourceListLinear(t *testing.T) {
 // output of the same size. It takes minutes and gigabytes: -short skips it
 // outside CI.
 func TestLargeResourceList(t *testing.T) {
-	if testing.Short() && os.Getenv("CI") != "true" {
+	if testing.Short() && !testenv.CI() {
 		t.Skip("100 MB ResourceLists take minutes; run without -short (CI always runs it)")
 	}
 	for _, c := range []struct {

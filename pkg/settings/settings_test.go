@@ -1,13 +1,13 @@
 package settings_test
 
 import (
-	"github.com/jobset-flux/jobset-flux/internal/cputime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
 
+	"github.com/jobset-flux/jobset-flux/internal/cputime"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )
 

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"github.com/jobset-flux/jobset-flux/internal/cputime"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/jobset-flux/jobset-flux/internal/cputime"
+	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
@@ -336,7 +337,7 @@ func hCheckFiles(t *testing.T, cm *fn.KubeObject, payload string, baseline map[s
 			t.Errorf("%s holds the payload %q outside single quotes", key, short(needle))
 		}
 		bash, err := exec.LookPath("bash")
-		if err != nil && os.Getenv("CI") == "true" {
+		if err != nil && testenv.CI() {
 			t.Fatalf("bash -n %s: %v (required in CI)", key, err)
 		}
 		if err == nil && !hBashChecked[script] {
@@ -971,15 +972,13 @@ exec setpriv --reuid=1000 --regid=1000 --clear-groups -- "$@"
 // without them outside CI.
 func TestScriptsReadOnlyRootNonRoot(t *testing.T) {
 	for _, tool := range []string{"bash", "unshare", "setpriv"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			hSkipOrFail(t, tool+" is not installed")
-		}
+		testenv.Tool(t, tool)
 	}
 	if os.Geteuid() != 0 {
-		hSkipOrFail(t, "mount namespaces need root")
+		testenv.SkipOrFail(t, "mount namespaces need root")
 	}
 	if out, err := exec.Command("unshare", "--mount", "--propagation", "private", "true").CombinedOutput(); err != nil {
-		hSkipOrFail(t, fmt.Sprintf("unshare --mount does not work here: %v %s", err, out))
+		testenv.SkipOrFail(t, "unshare --mount does not work here: %v %s", err, out)
 	}
 	p := hProcessor(t)
 	rl, ok, _ := hRun(t, p, hList(t, nil, hJobSet{command: []string{"app", "--flag"}}.object()))
@@ -1065,14 +1064,6 @@ func TestScriptsReadOnlyRootNonRoot(t *testing.T) {
 			t.Fatalf("the harness lets uid 1000 write %s: %v %s", probe, err, out)
 		}
 	}
-}
-
-func hSkipOrFail(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (required in CI)", why)
-	}
-	t.Skipf("%s: skipping; CI=true makes this a failure", why)
 }
 
 // hKRM is the command's whole KRM path: resourcelist.Parse, Process,
