@@ -8,6 +8,8 @@
 package testenv
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,4 +39,29 @@ func Tool(t testing.TB, name string) string {
 		SkipOrFail(t, "%s is not installed: %v", name, err)
 	}
 	return path
+}
+
+// FirstDifference describes where got and want first differ, by line,
+// for a test's failure message.
+func FirstDifference(got, want []byte) string {
+	g := bufio.NewScanner(bytes.NewReader(got))
+	w := bufio.NewScanner(bytes.NewReader(want))
+	g.Buffer(nil, 1<<20)
+	w.Buffer(nil, 1<<20)
+	for line := 1; ; line++ {
+		gok, wok := g.Scan(), w.Scan()
+		switch {
+		case !gok && !wok:
+			if !bytes.Equal(got, want) {
+				return "the texts differ only in line endings or a final newline"
+			}
+			return "no difference"
+		case !gok:
+			return fmt.Sprintf("line %d: output ends; want %q", line, w.Text())
+		case !wok:
+			return fmt.Sprintf("line %d: got %q past the end of the expected text", line, g.Text())
+		case g.Text() != w.Text():
+			return fmt.Sprintf("line %d:\n  got:  %q\n  want: %q", line, g.Text(), w.Text())
+		}
+	}
 }

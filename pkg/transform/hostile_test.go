@@ -1486,13 +1486,7 @@ func TestGoldenOutputsRerenderUnchanged(t *testing.T) {
 				t.Fatalf("the re-render was refused (%v)", err)
 			}
 			if !bytes.Equal(hItemsOnly(got), hItemsOnly(want)) {
-				w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-				i := 0
-				for i < len(w) && i < len(g) && w[i] == g[i] {
-					i++
-				}
-				t.Errorf("the re-render changed the output from line %d:\n--- golden\n%s\n--- re-rendered\n%s", i+1,
-					strings.Join(w[i:min(i+8, len(w))], "\n"), strings.Join(g[i:min(i+8, len(g))], "\n"))
+				t.Errorf("the re-render changed the output: %s", testenv.FirstDifference(hItemsOnly(got), hItemsOnly(want)))
 			}
 		})
 	}

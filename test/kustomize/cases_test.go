@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/internal/testenv"
 )
 
 // The shared JobSet (testdata/jobset.yaml): "solver", replicatedJob "rank",
@@ -81,7 +83,7 @@ func TestExecPath(t *testing.T) {
 	}
 	for i := 1; i < len(outputs); i++ {
 		if !bytes.Equal(outputs[i], outputs[0]) {
-			t.Errorf("exec by %s and by %s give different output: %s", cases[i].name, cases[0].name, firstDifference(outputs[i], outputs[0]))
+			t.Errorf("exec by %s and by %s give different output: %s", cases[i].name, cases[0].name, testenv.FirstDifference(outputs[i], outputs[0]))
 		}
 	}
 

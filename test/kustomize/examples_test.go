@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/internal/testenv"
 )
 
 // TestExamplesStandalone: for every example, the standalone kustomize build
@@ -25,7 +27,7 @@ func TestExamplesStandalone(t *testing.T) {
 			}
 			if !bytes.Equal(r.stdout, want) {
 				t.Errorf("output differs from %s/expected.yaml (rewrite it with `make expected` only if the change is intended): %s",
-					dir, firstDifference(r.stdout, want))
+					dir, testenv.FirstDifference(r.stdout, want))
 			}
 			if bytes.Contains(r.stderr, []byte("random CURVE key")) {
 				t.Errorf("with %s set the function still warned about random keys:\n%s", seedEnv, r.stderr)
@@ -50,7 +52,7 @@ func TestExamplesInProcess(t *testing.T) {
 				t.Fatalf("krusty: %v", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("krusty output differs from %s/expected.yaml: %s", dir, firstDifference(got, want))
+				t.Errorf("krusty output differs from %s/expected.yaml: %s", dir, testenv.FirstDifference(got, want))
 			}
 		})
 	}
@@ -65,7 +67,7 @@ func TestDeterminism(t *testing.T) {
 	seeded := tl.env(true, exampleSeed)
 	first, second := tl.mustBuild(t, seeded, dir), tl.mustBuild(t, seeded, dir)
 	if !bytes.Equal(first, second) {
-		t.Errorf("two seeded builds of %s differ: %s", dir, firstDifference(second, first))
+		t.Errorf("two seeded builds of %s differ: %s", dir, testenv.FirstDifference(second, first))
 	}
 
 	random := tl.env(true, "")

@@ -1,7 +1,6 @@
 package kustomize
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -406,28 +405,4 @@ func volumeRefs(ps *corev1.PodSpec) (configMaps, secrets []string) {
 		}
 	}
 	return configMaps, secrets
-}
-
-// firstDifference describes where got and want first differ, by line.
-func firstDifference(got, want []byte) string {
-	g := bufio.NewScanner(bytes.NewReader(got))
-	w := bufio.NewScanner(bytes.NewReader(want))
-	g.Buffer(nil, 1<<20)
-	w.Buffer(nil, 1<<20)
-	for line := 1; ; line++ {
-		gok, wok := g.Scan(), w.Scan()
-		switch {
-		case !gok && !wok:
-			if !bytes.Equal(got, want) {
-				return "the texts differ only in line endings or a final newline"
-			}
-			return "no difference"
-		case !gok:
-			return fmt.Sprintf("line %d: output ends; want %q", line, w.Text())
-		case !wok:
-			return fmt.Sprintf("line %d: got %q past the end of the expected text", line, g.Text())
-		case g.Text() != w.Text():
-			return fmt.Sprintf("line %d:\n  got:  %q\n  want: %q", line, g.Text(), w.Text())
-		}
-	}
 }
