@@ -72,8 +72,9 @@ func Build(js *jobset.JobSet, base settings.Settings) (*Plan, finding.List) {
 	found.Add(imageFlux(p, &s))
 	found.Add(checkNames(js, p))
 	found.Add(checkNetwork(js, p))
+	mounted := p.MountedPaths()
 	for i := range p.Groups {
-		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i], p.MountedPaths()))
+		found.Add(checkGroup(js, &js.ReplicatedJobs[p.Groups[i].Index], &p.Groups[i], mounted))
 	}
 	found.Add(placeRanks(js, p))
 	found.Add(launcherConflicts(&s))

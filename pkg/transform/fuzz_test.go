@@ -89,8 +89,15 @@ func fzItems(t *testing.T, rl *fn.ResourceList) []byte {
 
 // fzCheckGenerated checks every generated ConfigMap: broker.toml parses and
 // has only the keys the templates write.
+// fzAsksBrokerConfig reports whether an input may set the broker-config
+// setting (annotation, ConfigMap key or JobSetFlux field), whose TOML
+// adds keys of its own to broker.toml.
+func fzAsksBrokerConfig(in []byte) bool {
+	return bytes.Contains(in, []byte("broker-config")) || bytes.Contains(in, []byte("brokerConfig"))
+}
+
 // Keys outside the template's are an injection unless the input asked
-// for extra broker TOML (the broker-config setting), which adds its own.
+// for extra broker TOML (fzAsksBrokerConfig).
 func fzCheckGenerated(t *testing.T, rl *fn.ResourceList, extraConfig bool) {
 	t.Helper()
 	for _, it := range rl.Items {
@@ -189,7 +196,7 @@ func fzRenderTwice(t *testing.T, p *transform.Processor, in []byte) {
 		}
 	}
 	if ok {
-		fzCheckGenerated(t, back, bytes.Contains(in, []byte("broker-config")) || bytes.Contains(in, []byte("brokerConfig")))
+		fzCheckGenerated(t, back, fzAsksBrokerConfig(in))
 	}
 	fzCheckWrappedOnce(t, back)
 	first := fzItems(t, back)
@@ -494,6 +501,6 @@ func FuzzConfig(f *testing.F) {
 			}
 			return
 		}
-		fzCheckGenerated(t, rl, bytes.Contains(cfg, []byte("broker-config")) || bytes.Contains(cfg, []byte("brokerConfig")))
+		fzCheckGenerated(t, rl, fzAsksBrokerConfig(cfg))
 	})
 }
