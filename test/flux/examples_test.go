@@ -97,10 +97,7 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 					t.Errorf("%d of 2 tasks on %s saw GPUs 0,1 and the example's arguments", n, host)
 				}
 			}
-			if res.State != "Completed" || t.Failed() {
-				dump(t, res)
-				t.Errorf("JobSet %s, want Completed", res.State)
-			}
+			expectEnd(t, res, "Completed")
 		},
 	},
 	{
@@ -130,9 +127,7 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 		// flux-sched:noble: the machine's root with the Flux build's /opt
 		// laid over it and /opt/view/bin on the image's PATH.
 		images: func(t *testing.T) map[string]kubelet.Image {
-			img := kubelet.HostImage(map[string][]string{"opt": {filepath.Join(env.view, "full/opt")}})
-			img.Env = []string{"PATH=" + kubelet.DefaultPath + ":/opt/view/bin"}
-			return map[string]kubelet.Image{"ghcr.io/flux-framework/flux-sched:noble": img}
+			return map[string]kubelet.Image{"ghcr.io/flux-framework/flux-sched:noble": fluxOnPathImage()}
 		},
 		// README: no flux-installer; three tasks, one per pod, each seeing
 		// the setup script's exports; exit 0.

@@ -190,12 +190,7 @@ func TestGPUs(t *testing.T) {
 	if !strings.Contains(out, "ngpus 4\n") {
 		t.Errorf("the instance does not have 4 GPUs")
 	}
-	if res.State != "Completed" {
-		t.Errorf("JobSet %s, want Completed", res.State)
-	}
-	if t.Failed() {
-		dump(t, res)
-	}
+	expectEnd(t, res, "Completed")
 }
 
 // TestTopology: the tree the function configures is the one the brokers

@@ -111,13 +111,27 @@ func requireEnv(t *testing.T) {
 	testsupport.SkipOrFail(t, "runtime environment: %v", env.err)
 }
 
+// viewImage is the stand-in for a view image (and for an app image with
+// Flux under /opt/view): the host's root with a view build's /opt (root
+// "full" or "core-only") laid over it.
+func viewImage(root string) kubelet.Image {
+	return kubelet.HostImage(map[string][]string{"opt": {filepath.Join(env.view, root, "opt")}})
+}
+
+// fluxOnPathImage is an app image with its own Flux, found on its PATH.
+func fluxOnPathImage() kubelet.Image {
+	img := viewImage("full")
+	img.Env = []string{"PATH=" + kubelet.DefaultPath + ":/opt/view/bin"}
+	return img
+}
+
 // images are the stand-ins every test can use; tests add their own.
 func images(extra map[string]kubelet.Image) map[string]kubelet.Image {
-	full := kubelet.HostImage(map[string][]string{"opt": {filepath.Join(env.view, "full/opt")}})
+	full := viewImage("full")
 	m := map[string]kubelet.Image{
 		viewNoble:    full,
 		viewJammy:    full,
-		viewCoreOnly: kubelet.HostImage(map[string][]string{"opt": {filepath.Join(env.view, "core-only/opt")}}),
+		viewCoreOnly: viewImage("core-only"),
 		hostImage:    kubelet.HostImage(nil),
 	}
 	for k, v := range extra {
@@ -216,6 +230,18 @@ func (r *run) tryWait(timeout time.Duration) (kubelet.JobSetResult, error) {
 func logs(p *kubelet.Pod, container string) string {
 	res, _ := p.Result(container)
 	return res.Log
+}
+
+// expectEnd fails the test unless the JobSet ended in state want, and
+// dumps the run's logs when anything in the test has failed.
+func expectEnd(t *testing.T, res kubelet.JobSetResult, want string) {
+	t.Helper()
+	if res.State != want {
+		t.Errorf("JobSet %s, want %s", res.State, want)
+	}
+	if t.Failed() {
+		dump(t, res)
+	}
 }
 
 // dump logs every container of every pod: what a reader needs when a

@@ -1,7 +1,6 @@
 package flux
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,12 +47,7 @@ func TestLauncher(t *testing.T) {
 		if got, _ := r.c.Pod("drvfail-driver-0-0").Result("app"); got.ExitCode != 7 {
 			t.Errorf("leader exit %d, want the script's 7", got.ExitCode)
 		}
-		if res.State != "Failed" {
-			t.Errorf("JobSet %s, want Failed", res.State)
-		}
-		if t.Failed() {
-			dump(t, res)
-		}
+		expectEnd(t, res, "Failed")
 	})
 }
 
@@ -84,12 +78,7 @@ echo "config resource.noverify=$(flux config get resource.noverify)"`
 			t.Errorf("the leader's output lacks %q", want)
 		}
 	}
-	if res.State != "Completed" {
-		t.Errorf("JobSet %s, want Completed", res.State)
-	}
-	if t.Failed() {
-		dump(t, res)
-	}
+	expectEnd(t, res, "Completed")
 }
 
 // TestSetup: the setup script is sourced on every pod before Flux starts,
@@ -108,12 +97,7 @@ func TestSetup(t *testing.T) {
 			t.Errorf("the leader's output lacks %q", want)
 		}
 	}
-	if res.State != "Completed" {
-		t.Errorf("JobSet %s, want Completed", res.State)
-	}
-	if t.Failed() {
-		dump(t, res)
-	}
+	expectEnd(t, res, "Completed")
 }
 
 // TestImageFlux: an app image with Flux installed under its own prefix
@@ -124,9 +108,7 @@ func TestSetup(t *testing.T) {
 func TestImageFlux(t *testing.T) {
 	requireEnv(t)
 	const appImage = "example.com/hpc-with-flux:1.0"
-	withFlux := kubelet.HostImage(map[string][]string{"opt": {filepath.Join(env.view, "full/opt")}})
-	onPath := withFlux
-	onPath.Env = []string{"PATH=" + kubelet.DefaultPath + ":/opt/view/bin"}
+	withFlux, onPath := viewImage("full"), fluxOnPathImage()
 	for _, tc := range []struct {
 		name  string
 		ann   map[string]string
@@ -150,12 +132,7 @@ func TestImageFlux(t *testing.T) {
 					t.Errorf("the leader's output lacks %q", want)
 				}
 			}
-			if res.State != "Completed" {
-				t.Errorf("JobSet %s, want Completed", res.State)
-			}
-			if t.Failed() {
-				dump(t, res)
-			}
+			expectEnd(t, res, "Completed")
 		})
 	}
 }

@@ -38,12 +38,7 @@ func TestResourcesPerGroup(t *testing.T) {
 	if !strings.Contains(out, "resources 3 5 4\n") {
 		t.Errorf("the instance does not have 3 nodes, 5 cores and 4 GPUs")
 	}
-	if res.State != "Completed" {
-		t.Errorf("JobSet %s, want Completed", res.State)
-	}
-	if t.Failed() {
-		dump(t, res)
-	}
+	expectEnd(t, res, "Completed")
 }
 
 // TestCoreOnlyView: a view without Fluxion runs sched-simple, says so in
