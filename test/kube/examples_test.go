@@ -1,0 +1,205 @@
+package kube
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExamples renders every example with standalone kustomize as its
+// README says, applies the render with kubectl and checks the outcome
+// examples/README.md promises, the leader's output included.
+//
+// The one change: each example runs in a fresh namespace of its own, so
+// its JobSet is new to the cluster (no DNS records or EndpointSlices of an
+// earlier run). The namespace is set by a kustomize overlay over the
+// example's own kustomization, after the function ran: the README says
+// such an overlay is safe, and this shows it on the cluster.
+func TestExamples(t *testing.T) {
+	requireCluster(t)
+	entries, err := os.ReadDir(filepath.Join(env.repo, "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, e := range examples {
+		covered[e.dir] = true
+		t.Run(e.dir, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			n := newNamespace(t, "ex-"+e.dir)
+			n.apply(kustomizeBuild(t, overlay(t, e.dir, n.name)))
+			e.check(t, n)
+			t.Logf("%s: %s from apply to the end", e.dir, time.Since(start).Round(time.Second))
+		})
+	}
+	for _, entry := range entries {
+		if _, err := os.Stat(filepath.Join(env.repo, "examples", entry.Name(), "kustomization.yaml")); err == nil && !covered[entry.Name()] {
+			t.Errorf("examples/%s is not run by TestExamples: add it", entry.Name())
+		}
+	}
+}
+
+// overlay writes a kustomization that puts the example into namespace ns
+// and returns its directory.
+func overlay(t *testing.T, example, ns string) string {
+	dir := t.TempDir()
+	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources:\n  - %s\n", ns, filepath.Join(env.repo, "examples", example))
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// example is one examples/ directory and what its README promises.
+type example struct {
+	dir   string
+	check func(t *testing.T, n *namespace)
+}
+
+var examples = []example{
+	{"lammps", func(t *testing.T, n *namespace) {
+		// Two pods, four lmp tasks each with the example's words, exit 0.
+		out := leaderLog(t, n, "lammps", jobSetCompleted, "node", "lammps")
+		if c := countSuffix(out, "lmp task ", ": -v x 2 -v y 2 -v z 2 -in in.reaxc.hns -nocite"); c != 8 {
+			t.Errorf("%d of 8 lmp tasks ran with the example's arguments:\n%s", c, out)
+		}
+	}},
+	{"gpu", func(t *testing.T, n *namespace) {
+		// Two pods with two GPUs each, two tasks per pod seeing both
+		// GPUs and the words with a space intact.
+		out := leaderLog(t, n, "gpu", jobSetCompleted, "trainer", "train")
+		want := `["--epochs", "10", "--data", "/data/set with spaces"]`
+		for _, host := range []string{"gpu-trainer-0-0", "gpu-trainer-1-0"} {
+			if c := strings.Count(out, host+" 0,1 "+want+"\n"); c != 2 {
+				t.Errorf("%d of 2 tasks on %s saw GPUs 0,1 and the example's arguments:\n%s", c, host, out)
+			}
+		}
+	}},
+	{"interactive", checkInteractive},
+	{"own-flux", func(t *testing.T, n *namespace) {
+		// No flux-installer; three tasks, one per pod, each seeing the
+		// setup script's exports.
+		out := leaderLog(t, n, "solver", jobSetCompleted, "node", "solver")
+		for i := range 3 {
+			want := fmt.Sprintf("rank %d on solver-node-0-%d: OMP_NUM_THREADS=2 SOLVER_CASE=/data/case 1\n", i, i)
+			if !strings.Contains(out, want) {
+				t.Errorf("the leader's log lacks %q:\n%s", want, out)
+			}
+		}
+		s, err := n.snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.pods() {
+			if len(p.Spec.InitContainers) > 0 {
+				t.Errorf("%s has init containers: the image's own Flux needs no view", p.Metadata.Name)
+			}
+		}
+	}},
+	{"broker-tuning", func(t *testing.T, n *namespace) {
+		// The leader's pod is withheld from scheduling: 3 schedulable
+		// nodes, the job on the three workers; each worker's broker logs
+		// its own info messages in its own pod.
+		out := leaderLog(t, n, "tuned", jobSetCompleted, "leader", "app")
+		if want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\ntuned-workers-0-2\n"; !strings.Contains(out, want) {
+			t.Errorf("the leader's log lacks %q:\n%s", want, out)
+		}
+		s, err := n.snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := s.pod("workers", 0, 0); !ok {
+			t.Errorf("the first worker's pod is gone")
+		} else if log := n.logs(w.Metadata.Name, "app"); !strings.Contains(log, "broker.info[1]: quorum-full") {
+			t.Errorf("the first worker (rank 1) did not log its broker's info messages:\n%s", log)
+		}
+	}},
+	{"multi-job", func(t *testing.T, n *namespace) {
+		// The driver submits 16 jobs once, drains the queue, lists them
+		// all COMPLETED; every pod ends (the native sidecar stops).
+		out := leaderLog(t, n, "ensemble", jobSetCompleted, "driver", "app")
+		if c, all := strings.Count(out, "hostname COMPLETED\n"), strings.Count(out, "hostname "); c != 16 || all != 16 {
+			t.Errorf("the driver lists %d jobs, %d COMPLETED; want 16, all COMPLETED:\n%s", all, c, out)
+		}
+	}},
+}
+
+// leaderLog waits for the JobSet to end as want and returns the log of
+// container in pod 0 of job 0 of replicatedJob rj (rank 0), after checking
+// it exited 0 when want is Completed.
+func leaderLog(t *testing.T, n *namespace, jobSet, want, rj, container string) string {
+	t.Helper()
+	h := n.expectEnd(jobSet, want, instanceTimeout)
+	leader, ok := h.last.pod(rj, 0, 0)
+	if !ok {
+		t.Fatalf("no pod 0 of %s-%s-0:\n%s", jobSet, rj, h.summary())
+	}
+	if code := exitCode(leader, container); want == jobSetCompleted && code != 0 {
+		t.Errorf("leader %s exit %d, want 0", leader.Metadata.Name, code)
+	}
+	for _, r := range h.retries() {
+		t.Errorf("retry: %s", r)
+	}
+	return n.logs(leader.Metadata.Name, container)
+}
+
+func countSuffix(out, prefix, suffix string) int {
+	c := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) && strings.HasSuffix(l, suffix) {
+			c++
+		}
+	}
+	return c
+}
+
+// checkInteractive drives examples/interactive as its README says: select
+// rank 0's pod by its labels, kubectl exec into it, wait until flux
+// resource list -s up shows every node, run a job on all four, flux
+// shutdown; the JobSet then completes.
+func checkInteractive(t *testing.T, n *namespace) {
+	pod := waitPodName(t, n, "jobset.sigs.k8s.io/jobset-name=flux-cluster,jobset.sigs.k8s.io/replicatedjob-name=broker,jobset.sigs.k8s.io/job-index=0,batch.kubernetes.io/job-completion-index=0")
+	readmeEnv := "export PATH=$PATH:/mnt/flux/install/view/bin FLUX_URI=local:///mnt/flux/install/run/local; "
+	exec := func(script string) (string, error) {
+		out, err := n.run(nil, "exec", pod, "-c", "flux", "--", "bash", "-c", readmeEnv+script)
+		return string(out), err
+	}
+	var up string
+	for deadline := time.Now().Add(instanceTimeout); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		out, err := exec(`flux resource list -s up -no "{nnodes} {ncores}"`)
+		if up = strings.TrimSpace(out); err == nil && up == "4 32" {
+			break
+		}
+	}
+	if up != "4 32" {
+		t.Fatalf("flux resource list -s up: %q, want 4 nodes and 32 cores up", up)
+	}
+	if out, err := exec("flux run -N4 id -u"); err != nil || countLines(out, "1000") != 4 {
+		t.Errorf("flux run -N4 id -u: %v\n%s", err, out)
+	}
+	if out, err := exec("flux shutdown --quiet"); err != nil {
+		t.Errorf("flux shutdown: %v\n%s", err, out)
+	}
+	h := n.expectEnd("flux-cluster", jobSetCompleted, instanceTimeout)
+	for _, r := range h.retries() {
+		t.Errorf("retry: %s", r)
+	}
+}
+
+// waitPodName polls kubectl get pods -o name with the selector until one
+// pod answers (the README's command) and returns it (pod/<name>).
+func waitPodName(t *testing.T, n *namespace, selector string) string {
+	t.Helper()
+	for deadline := time.Now().Add(instanceTimeout); time.Now().Before(deadline); time.Sleep(time.Second) {
+		out, err := n.run(nil, "get", "pods", "-o", "name", "-l", selector)
+		if name := strings.TrimSpace(string(out)); err == nil && name != "" && !strings.Contains(name, "\n") {
+			return name
+		}
+	}
+	t.Fatalf("no single pod matches %s", selector)
+	return ""
+}

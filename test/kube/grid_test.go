@@ -1,0 +1,157 @@
+package kube
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// instanceTimeout bounds one JobSet from apply to its end: pod start-up
+// (the view copy), broker quorum and the job, with other tests' pods on
+// the same 2-CPU node.
+const instanceTimeout = 4 * time.Minute
+
+// TestGrid boots instances of several shapes (1-3 replicatedJobs,
+// replicas 1-3, completions 1-4) on the real cluster: every broker joins
+// (one task per node prints its rank and host), ranks follow the hostlist,
+// and the leader's exit code is the job's. A non-zero leader fails the
+// JobSet with no pod restarted or retried and no Job created twice.
+func TestGrid(t *testing.T) {
+	requireCluster(t)
+	shapes := []struct {
+		name   string
+		groups []group
+		exit   int // the exit code of the task on the last rank
+	}{
+		{"one", []group{{name: "w", replicas: 1, completions: 1}}, 0},
+		{"column", []group{{name: "w", replicas: 1, completions: 4}}, 0},
+		{"row", []group{{name: "w", replicas: 3, completions: 1}}, 5},
+		{"two", []group{{name: "a", replicas: 2, completions: 2}, {name: "b", replicas: 1, completions: 3}}, 0},
+		{"three", []group{{name: "a", replicas: 1, completions: 2}, {name: "b", replicas: 2, completions: 1}, {name: "c", replicas: 1, completions: 3}}, 3},
+	}
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			runShape(t, s.name, s.groups, s.exit)
+		})
+	}
+}
+
+func runShape(t *testing.T, name string, groups []group, exit int) {
+	start := time.Now()
+	n := newNamespace(t, "grid-"+name)
+	hosts := hostnames(name, groups...)
+	script := fmt.Sprintf(`echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"; [ "$FLUX_TASK_RANK" != %d ] || exit %d`, len(hosts)-1, exit)
+	n.apply(render(t, jobSet(t, name, nil, []string{"bash", "-c", script}, groups...)))
+	want := jobSetCompleted
+	if exit != 0 {
+		want = jobSetFailed
+	}
+	h := n.expectEnd(name, want, instanceTimeout)
+	leader, ok := h.last.pod(groups[0].name, 0, 0)
+	if !ok {
+		t.Fatalf("no leader pod")
+	}
+	out := n.logs(leader.Metadata.Name, "app")
+	for rank, host := range hosts {
+		line := fmt.Sprintf("task %d of %d on %s", rank, len(hosts), host)
+		if c := countLines(out, line); c != 1 {
+			t.Errorf("the leader's log has %q %d times, want once", line, c)
+		}
+	}
+	if code := exitCode(leader, "app"); code != exit {
+		t.Errorf("leader exit %d, want the job's %d", code, exit)
+	}
+	checkNoRetries(t, h, groups)
+	t.Logf("%d pods, %s from apply to %s", len(hosts), time.Since(start).Round(time.Second), want)
+	if exit != 0 {
+		logFollowers(t, h)
+	}
+}
+
+// checkNoRetries fails the test on any sign of a restart or retry, and
+// unless exactly one pod per index and one Job per replicatedJob replica
+// were seen.
+func checkNoRetries(t *testing.T, h *history, groups []group) {
+	t.Helper()
+	for _, r := range h.retries() {
+		t.Errorf("retry: %s", r)
+	}
+	wantPods, wantJobs := 0, 0
+	for _, g := range groups {
+		wantPods += g.replicas * g.completions
+		wantJobs += g.replicas
+	}
+	if len(h.pods) != wantPods || len(h.jobs) != wantJobs {
+		t.Errorf("saw %d pods and %d Jobs, want %d and %d:\n%s", len(h.pods), len(h.jobs), wantPods, wantJobs, h.summary())
+	}
+}
+
+// logFollowers records how the followers of a failed leader ended: the
+// JobSet controller deletes the Jobs still active when the JobSet fails.
+func logFollowers(t *testing.T, h *history) {
+	var lines []string
+	for _, p := range h.last.pods() {
+		deleting := ""
+		if p.Metadata.DeletionTimestamp != nil {
+			deleting = " (being deleted)"
+		}
+		lines = append(lines, fmt.Sprintf("%s %s exit %d%s", p.Metadata.Name, p.Status.Phase, exitCode(p, "app"), deleting))
+	}
+	t.Logf("pods when the JobSet failed:\n%s", strings.Join(lines, "\n"))
+}
+
+// exitCode is a container's exit code, -1 while it has none.
+func exitCode(p object, container string) int {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == container && c.State.Terminated != nil {
+			return c.State.Terminated.ExitCode
+		}
+	}
+	return -1
+}
+
+// TestSecurityContext: runAsUser/runAsGroup/fsGroup 1001 with
+// runAsNonRoot, as restricted namespaces require: the brokers and the
+// tasks run as 1001, and the Secret's file lands with fsGroup's group and
+// group read, which the entrypoint's private copy makes harmless. With the
+// restricted profile's seccomp and capabilities too.
+func TestSecurityContext(t *testing.T) {
+	requireCluster(t)
+	for _, tc := range []struct {
+		name string
+		pod  map[string]any
+		ctr  map[string]any
+	}{
+		{"nonroot", map[string]any{"runAsUser": 1001, "runAsGroup": 1001, "fsGroup": 1001, "runAsNonRoot": true}, nil},
+		{"restricted", map[string]any{"runAsUser": 1001, "runAsGroup": 1001, "fsGroup": 1001, "runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+			map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := newNamespace(t, "sec-"+tc.name)
+			ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c",
+				`echo "uid $(id -u) gid $(id -g) on $(hostname) groups $(id -G)"; [ "$FLUX_TASK_RANK" != 0 ] || stat -Lc 'cert %a %u:%g' /mnt/flux/curve/curve.cert`}}
+			if tc.ctr != nil {
+				ctr["securityContext"] = tc.ctr
+			}
+			groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr, pod: map[string]any{"securityContext": tc.pod}}}
+			name := "sec"
+			n.apply(render(t, jobSet(t, name, nil, nil, groups...)))
+			h := n.expectEnd(name, jobSetCompleted, instanceTimeout)
+			leader, _ := h.last.pod("w", 0, 0)
+			out := n.logs(leader.Metadata.Name, "app")
+			for _, host := range hostnames(name, groups...) {
+				if !strings.Contains(out, "uid 1001 gid 1001 on "+host+" groups 1001") {
+					t.Errorf("no task ran as 1001:1001 with group 1001 first on %s:\n%s", host, out)
+				}
+			}
+			// kubelet: Secret files are root-owned, fsGroup's group, mode
+			// defaultMode (0444 from the function) with group read.
+			if !strings.Contains(out, "cert 444 0:1001\n") {
+				t.Errorf("the mounted certificate is not 0444 root:1001:\n%s", out)
+			}
+		})
+	}
+}
