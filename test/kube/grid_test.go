@@ -63,7 +63,7 @@ func runShape(t *testing.T, name string, groups []group, exit int) {
 	if code := exitCode(leader, "app"); code != exit {
 		t.Errorf("leader exit %d, want the job's %d", code, exit)
 	}
-	checkNoRetries(t, h, groups)
+	checkNoRetries(t, n, h, groups)
 	t.Logf("%d pods, %s from apply to %s", len(hosts), time.Since(start).Round(time.Second), want)
 	if exit != 0 {
 		logFollowers(t, h)
@@ -72,11 +72,17 @@ func runShape(t *testing.T, name string, groups []group, exit int) {
 
 // checkNoRetries fails the test on any sign of a restart or retry, and
 // unless exactly one pod per index and one Job per replicatedJob replica
-// were seen.
-func checkNoRetries(t *testing.T, h *history, groups []group) {
+// were seen by the polls and created according to the Job controller's
+// events (which also count a pod no poll saw).
+func checkNoRetries(t *testing.T, n *namespace, h *history, groups []group) {
 	t.Helper()
 	for _, r := range h.retries() {
 		t.Errorf("retry: %s", r)
+	}
+	for job, c := range n.podsCreated() {
+		if want := completionsOf(groups, job); c != want {
+			t.Errorf("the Job controller created %d pods for Job %s, want %d", c, job, want)
+		}
 	}
 	wantPods, wantJobs := 0, 0
 	for _, g := range groups {
@@ -86,6 +92,17 @@ func checkNoRetries(t *testing.T, h *history, groups []group) {
 	if len(h.pods) != wantPods || len(h.jobs) != wantJobs {
 		t.Errorf("saw %d pods and %d Jobs, want %d and %d:\n%s", len(h.pods), len(h.jobs), wantPods, wantJobs, h.summary())
 	}
+}
+
+// completionsOf is the completions of the group whose Jobs are named
+// <jobset>-<group>-<index>.
+func completionsOf(groups []group, job string) int {
+	for _, g := range groups {
+		if strings.Contains(job, "-"+g.name+"-") {
+			return g.completions
+		}
+	}
+	return -1
 }
 
 // logFollowers records how the followers of a failed leader ended: the

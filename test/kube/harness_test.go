@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -125,6 +126,37 @@ func errSuffix(err error) string {
 		return ": " + err.Error()
 	}
 	return ""
+}
+
+// podsCreated counts the Job controller's SuccessfulCreate events per Job:
+// every pod it ever created, also one deleted between two polls.
+func (n *namespace) podsCreated() map[string]int {
+	n.t.Helper()
+	out, err := n.run(nil, "get", "events", "--field-selector", "reason=SuccessfulCreate,involvedObject.kind=Job", "-o", "json")
+	if err != nil {
+		n.t.Errorf("events: %v", err)
+		return nil
+	}
+	var list struct {
+		Items []struct {
+			InvolvedObject struct {
+				Name string `json:"name"`
+			} `json:"involvedObject"`
+			Message string `json:"message"`
+			Count   int    `json:"count"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		n.t.Errorf("decode events: %v", err)
+		return nil
+	}
+	m := map[string]int{}
+	for _, e := range list.Items {
+		if strings.HasPrefix(e.Message, "Created pod: ") {
+			m[e.InvolvedObject.Name] += max(e.Count, 1)
+		}
+	}
+	return m
 }
 
 // logs returns a container's log.

@@ -21,7 +21,7 @@ func TestLauncher(t *testing.T) {
 	if !strings.Contains(out, "jobs 6\n") || !strings.Contains(out, "result 6 COMPLETED\n") {
 		t.Errorf("want 6 jobs, all COMPLETED, once in the instance:\n%s", out)
 	}
-	checkNoRetries(t, h, groups)
+	checkNoRetries(t, n, h, groups)
 }
 
 // TestGPUs: GPUs declared in the container's limits (the node advertises
