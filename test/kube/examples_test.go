@@ -47,7 +47,13 @@ func TestExamples(t *testing.T) {
 // and returns its directory.
 func overlay(t *testing.T, example, ns string) string {
 	dir := t.TempDir()
-	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources:\n  - %s\n", ns, filepath.Join(env.repo, "examples", example))
+	// kustomize takes a base outside the kustomization's root only by a
+	// relative path.
+	base, err := filepath.Rel(dir, filepath.Join(env.repo, "examples", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources:\n  - %s\n", ns, base)
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)
 	}

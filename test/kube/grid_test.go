@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -49,6 +50,7 @@ func runShape(t *testing.T, name string, groups []group, exit int) {
 		want = jobSetFailed
 	}
 	h := n.expectEnd(name, want, instanceTimeout)
+	checkStored(t, n, name)
 	leader, ok := h.last.pod(groups[0].name, 0, 0)
 	if !ok {
 		t.Fatalf("no leader pod")
@@ -170,5 +172,63 @@ func TestSecurityContext(t *testing.T) {
 				t.Errorf("the mounted certificate is not 0444 root:1001:\n%s", out)
 			}
 		})
+	}
+}
+
+// checkStored reads the JobSet back from the API server, after the JobSet
+// webhooks defaulted and admitted it, and the headless Service the
+// controller made for it: the fields Flux depends on are as rendered.
+func checkStored(t *testing.T, n *namespace, name string) {
+	t.Helper()
+	out, err := n.run(nil, "get", "jobsets.jobset.x-k8s.io", name, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Spec struct {
+			Network struct {
+				EnableDNSHostnames       *bool  `json:"enableDNSHostnames"`
+				PublishNotReadyAddresses *bool  `json:"publishNotReadyAddresses"`
+				Subdomain                string `json:"subdomain"`
+			} `json:"network"`
+			ReplicatedJobs []struct {
+				Name     string `json:"name"`
+				Template struct {
+					Spec struct {
+						CompletionMode string `json:"completionMode"`
+						BackoffLimit   *int   `json:"backoffLimit"`
+						Completions    *int   `json:"completions"`
+						Parallelism    *int   `json:"parallelism"`
+						Template       struct {
+							Spec struct {
+								RestartPolicy string `json:"restartPolicy"`
+							} `json:"spec"`
+						} `json:"template"`
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"replicatedJobs"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(out, &js); err != nil {
+		t.Fatal(err)
+	}
+	net := js.Spec.Network
+	if net.EnableDNSHostnames == nil || !*net.EnableDNSHostnames || net.PublishNotReadyAddresses == nil || !*net.PublishNotReadyAddresses {
+		t.Errorf("stored network %s, want DNS hostnames and not-ready addresses published", out)
+	}
+	for _, rj := range js.Spec.ReplicatedJobs {
+		s := rj.Template.Spec
+		if s.CompletionMode != "Indexed" || s.BackoffLimit == nil || *s.BackoffLimit != 0 || s.Template.Spec.RestartPolicy != "Never" ||
+			s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism {
+			t.Errorf("stored replicatedJob %s is not Indexed, backoffLimit 0, restartPolicy Never, parallelism = completions:\n%s", rj.Name, out)
+		}
+	}
+	subdomain := net.Subdomain
+	if subdomain == "" {
+		subdomain = name
+	}
+	svc, err := n.run(nil, "get", "service", subdomain, "-o", "jsonpath={.spec.clusterIP} {.spec.publishNotReadyAddresses}")
+	if err != nil || string(svc) != "None true" {
+		t.Errorf("service %s: %q (%v), want a headless Service publishing not-ready addresses", subdomain, svc, err)
 	}
 }

@@ -34,22 +34,30 @@ func failingLeader(t *testing.T, name string) docs {
 func TestRetryJoinsDeadInstance(t *testing.T) {
 	requireCluster(t)
 	for _, tc := range []struct {
-		name   string
-		mutate func(t *testing.T, js map[string]any)
+		name    string
+		mutate  func(t *testing.T, js map[string]any)
+		retries bool // false: the Job fails at once, as the function means it to
 	}{
-		{"backoffLimit", func(t *testing.T, js map[string]any) { set(t, js, 2, jobPath(0, "backoffLimit")...) }},
+		{"backoffLimit", func(t *testing.T, js map[string]any) { set(t, js, 2, jobPath(0, "backoffLimit")...) }, true},
 		{"backoffLimitPerIndex", func(t *testing.T, js map[string]any) {
 			// The API defaults backoffLimit to its maximum when only
-			// backoffLimitPerIndex is given, which is what a user who
-			// writes it means; the function's 0 would cap it.
+			// backoffLimitPerIndex is given: what such a Job is without
+			// the function's backoffLimit 0.
 			delete(at(t, js, jobPath(0)...).(map[string]any), "backoffLimit")
 			set(t, js, 1, jobPath(0, "backoffLimitPerIndex")...)
-		}},
+		}, true},
+		{"backoffLimitPerIndex-capped", func(t *testing.T, js map[string]any) {
+			// The render of an input with backoffLimitPerIndex: the
+			// function adds backoffLimit 0, and the Job controller fails
+			// the Job on the first failed pod whatever the per-index
+			// limit says.
+			set(t, js, 1, jobPath(0, "backoffLimitPerIndex")...)
+		}, false},
 		{"podFailurePolicy", func(t *testing.T, js map[string]any) {
 			set(t, js, map[string]any{"rules": []any{map[string]any{
 				"action": "Ignore", "onExitCodes": map[string]any{"containerName": "app", "operator": "In", "values": []any{3}},
 			}}}, jobPath(0, "podFailurePolicy")...)
-		}},
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -57,7 +65,12 @@ func TestRetryJoinsDeadInstance(t *testing.T) {
 			d := failingLeader(t, "retry")
 			tc.mutate(t, d.find(t, "JobSet", "retry"))
 			n.apply(d.encode(t))
-			expectDeadInstance(t, n, "retry")
+			if tc.retries {
+				expectDeadInstance(t, n, "retry")
+				return
+			}
+			h := n.expectEnd("retry", jobSetFailed, instanceTimeout)
+			checkNoRetries(t, n, h, []group{{name: "w", replicas: 1, completions: 2}})
 		})
 	}
 }
