@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -134,8 +135,10 @@ func exitCode(p object, container string) int {
 // TestSecurityContext: runAsUser/runAsGroup/fsGroup 1001 with
 // runAsNonRoot, as restricted namespaces require: the brokers and the
 // tasks run as 1001, and the Secret's file lands with fsGroup's group and
-// group read, which the entrypoint's private copy makes harmless. With the
-// restricted profile's seccomp and capabilities too.
+// group read, which the entrypoint's private copy makes harmless. Then the
+// same with the restricted Pod Security Standard enforced on the namespace
+// (seccomp RuntimeDefault, no capabilities, no privilege escalation): the
+// API server admits every pod and Flux runs under seccomp.
 func TestSecurityContext(t *testing.T) {
 	requireCluster(t)
 	for _, tc := range []struct {
@@ -150,6 +153,13 @@ func TestSecurityContext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			n := newNamespace(t, "sec-"+tc.name)
+			if tc.ctr != nil {
+				// The API server's PodSecurity admission judges every pod
+				// the Job controller creates here.
+				if out, err := kubectl(context.Background(), nil, "label", "namespace", n.name, "pod-security.kubernetes.io/enforce=restricted"); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			}
 			ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c",
 				`echo "uid $(id -u) gid $(id -g) on $(hostname) groups $(id -G)"; [ "$FLUX_TASK_RANK" != 0 ] || stat -Lc 'cert %a %u:%g' /mnt/flux/curve/curve.cert`}}
 			if tc.ctr != nil {
