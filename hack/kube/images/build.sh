@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Builds (or finds in the cache) the container images of the test cluster,
+# as one OCI image layout, without Docker: every image jobset-flux's
+# examples and tests name, under its real reference (images.json, roles in
+# images.txt, what each is in README.md). The registry in hack/kube/registry
+# serves them to containerd, so rendered JobSets run unchanged.
+#
+# Usage: hack/kube/images/build.sh [FLUX_SRC]
+#   FLUX_SRC: the Flux source tarballs for hack/flux-view/build.sh (default
+#   as mk/flux.mk: ../shared/flux-src beside the repository, else
+#   /work/shared/flux-src).
+#   JOBSET_FLUX_CACHE (default ~/.cache/jobset-flux) holds the result under
+#   kube-images/<key>; <key> hashes the flux-view build's key, the tools'
+#   build key, every file here but the docs and hosts.sh, and the host's
+#   busybox. The Debian base is cached on its own (base.sh).
+# Prints the directory IMAGES as its last line: IMAGES/oci/ (the layout,
+# each manifest annotated org.opencontainers.image.ref.name = full ref),
+# IMAGES/refs.txt (one ref per line), IMAGES/base-packages.txt (the base's
+# packages and versions) and IMAGES/build.log.
+# Needs root (debootstrap, chroot; the view build's apt-get).
+set -euo pipefail
+umask 022
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+cache_root=${JOBSET_FLUX_CACHE:-$HOME/.cache/jobset-flux}
+busybox=${BUSYBOX:-/bin/busybox}
+
+log() { printf 'kube-images: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# stage_busybox DIR: Debian's static busybox with a link per applet where
+# busybox --list-full puts it, minimal account files, /tmp and /root: what
+# the busybox image's users here need (sh, tail, echo).
+stage_busybox() {
+  local dir=$1 applet
+  install -d -m 0755 "$dir/bin" "$dir/etc"
+  install -d -m 1777 "$dir/tmp"
+  install -d -m 0700 "$dir/root"
+  install -m 0755 "$busybox" "$dir/bin/busybox"
+  install -m 0644 "$here/standins/busybox/etc/passwd" "$here/standins/busybox/etc/group" "$dir/etc/"
+  for applet in $("$busybox" --list-full); do
+    [[ -e $dir/$applet ]] && continue
+    mkdir -p "$(dirname "$dir/$applet")"
+    ln -s /bin/busybox "$dir/$applet"
+  done
+}
+
+# stage_ubuntu_user BASE DIR: the base's account files with the ubuntu
+# user and group (1000) added and its home, as Ubuntu 24.04 images have
+# them (examples/interactive runs as uid 1000).
+stage_ubuntu_user() {
+  local base=$1 dir=$2 f
+  install -d -m 0755 "$dir/etc" "$dir/home"
+  install -d -m 0750 -o 1000 -g 1000 "$dir/home/ubuntu"
+  for f in passwd group shadow gshadow; do
+    cp -p "$base/etc/$f" "$dir/etc/$f"
+  done
+  echo 'ubuntu:x:1000:1000:Ubuntu:/home/ubuntu:/bin/bash' >>"$dir/etc/passwd"
+  echo 'ubuntu:x:1000:' >>"$dir/etc/group"
+  echo 'ubuntu:!:19518:0:99999:7:::' >>"$dir/etc/shadow"
+  echo 'ubuntu:!::' >>"$dir/etc/gshadow"
+}
+
+[[ $(id -u) == 0 ]] || die "run as root (debootstrap and chroot)"
+[[ -x $busybox ]] || die "$busybox not found: install Debian's busybox-static (.ci/apt/kube-images.txt)"
+flux_src=${1:-${FLUX_SRC:-}}
+if [[ -z $flux_src ]]; then
+  flux_src=$repo/../shared/flux-src
+  [[ -d $flux_src ]] || flux_src=/work/shared/flux-src
+fi
+
+# Both are cached by content: quick when built.
+view=$(bash "$repo/hack/flux-view/build.sh" "$flux_src" | tail -n 1)
+tools=$(dirname "$(bash "$repo/hack/kube/registry/build.sh" | tail -n 1)")
+[[ -d $view/full/opt/view && -d $view/core-only/opt/view ]] || die "no view roots in $view"
+
+mkdir -p "$cache_root/kube-images"
+exec 9>"$cache_root/kube-images/.lock"
+flock 9  # one build at a time; a second caller then finds the cache
+
+key=$( { echo "flux-view $(basename "$view")"
+         echo "tools $(basename "$tools")"
+         echo "mirror ${DEBIAN_MIRROR:-} ${DEBIAN_SECURITY_MIRROR:-}"
+         sha256sum "$busybox" | cut -d' ' -f1
+         cd "$here" && find . -type f ! -name README.md ! -name hosts.sh ! -name images.txt -print0 |
+           LC_ALL=C sort -z | xargs -0 sha256sum
+         find . -type f -perm /111 | LC_ALL=C sort   # the execute bits ocibuild keeps
+       } | sha256sum | cut -c1-16)
+out=$cache_root/kube-images/$key
+if [[ -f $out/.complete ]]; then
+  log "cached: $out"
+  echo "$out"
+  exit 0
+fi
+start=$SECONDS
+tmp=$out.tmp
+rm -rf "$tmp"
+mkdir -p "$tmp"
+
+log "libraries the Flux view needs (view-deps.sh)"
+mapfile -t deps < <(bash "$here/view-deps.sh" "$view/full/opt/software")
+base=$(bash "$here/base.sh" "${deps[@]}" | tail -n 1)
+
+stage=$tmp/stage
+stage_busybox "$stage/busybox"
+stage_ubuntu_user "$base/rootfs" "$stage/ubuntu-user"
+install -D -m 0755 "$tools/pause" "$stage/pause/pause"
+
+log "writing the OCI layout"
+BASE_ROOT=$base/rootfs VIEW=$view STANDINS=$here/standins STAGE=$stage \
+  "$tools/ocibuild" -spec "$here/images.json" -out "$tmp" 2> >(tee "$tmp/build.log" >&2)
+cp "$base/packages.txt" "$tmp/base-packages.txt"
+rm -rf "$stage"
+touch "$tmp/.complete"
+rm -rf "$out"
+mv "$tmp" "$out"
+log "built in $((SECONDS - start)) s: $out ($(du -sm "$out/oci" | cut -f1) MB)"
+echo "$out"
