@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobset-flux/jobset-flux/hack/kube/registry/oci"
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
+)
+
+// busyboxLayout is a layout of two small images made of the host's static
+// busybox, each with a file saying which it is.
+func busyboxLayout(t *testing.T) (oci.Layout, string) {
+	t.Helper()
+	busybox, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		testsupport.SkipOrFail(t, "no /bin/busybox: install Debian's busybox-static (%v)", err)
+	}
+	dir := t.TempDir()
+	layout := oci.Layout{Dir: filepath.Join(dir, "oci")}
+	if err := layout.Init(); err != nil {
+		t.Fatal(err)
+	}
+	refs := []string{"docker.io/library/busybox:1.36", "ghcr.io/converged-computing/metric-lammps:latest"}
+	for _, ref := range refs {
+		root := t.TempDir()
+		os.MkdirAll(filepath.Join(root, "bin"), 0o755)
+		if err := os.WriteFile(filepath.Join(root, "bin/busybox"), busybox, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(root, "which"), []byte(ref+"\n"), 0o644)
+		ly, err := layout.WriteLayer(root, oci.LayerOptions{Gzip: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := oci.ContainerConfig{Env: []string{"PATH=/bin"}, Cmd: []string{"busybox", "sh"}}
+		if _, err := layout.AddImage(oci.ImageSpec{Ref: ref, Config: cfg}, []oci.Layer{ly}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refsFile := filepath.Join(dir, "refs.txt")
+	os.WriteFile(refsFile, []byte(strings.Join(refs, "\n")+"\n"), 0o644)
+	return layout, refsFile
+}
+
+// TestContainerdPull: a real containerd pulls images under their real
+// names through hosts.toml files written by hosts.sh (docker.io and
+// ghcr.io both sent to the registry), unpacks them, runs a container from
+// each, and also pulls by the registry's own address (--plain-http).
+func TestContainerdPull(t *testing.T) {
+	needContainerd(t)
+	layout, refsFile := busyboxLayout(t)
+	log := &syncBuffer{}
+	port := serve(t, layout, log)
+	hosts := hostsDir(t, port, refsFile)
+	c := startContainerd(t)
+	for i, ref := range []string{"docker.io/library/busybox:1.36", "ghcr.io/converged-computing/metric-lammps:latest"} {
+		if out, err := c.ctr("images", "pull", "--hosts-dir", hosts, ref); err != nil || !strings.Contains(out, "unpacking linux/amd64") {
+			t.Fatalf("pull %s: %v\n%s", ref, err, out)
+		}
+		out, err := c.ctr("run", "--rm", ref, fmt.Sprintf("t%d", i), "busybox", "cat", "/which")
+		if err != nil || out != ref+"\n" {
+			t.Errorf("run %s: %q (%v), want its own /which", ref, out, err)
+		}
+	}
+	direct := fmt.Sprintf("127.0.0.1:%d/library/busybox:1.36", port)
+	if out, err := c.ctr("images", "pull", "--plain-http", direct); err != nil {
+		t.Errorf("pull %s: %v\n%s", direct, err, out)
+	}
+	// containerd sent the host of each reference as ?ns=.
+	for _, want := range []string{"/v2/library/busybox/manifests/1.36?ns=docker.io 200",
+		"/v2/converged-computing/metric-lammps/manifests/latest?ns=ghcr.io 200"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("registry log lacks %q:\n%s", want, log.String())
+		}
+	}
+	// A reference the registry lacks fails here; it is not fetched elsewhere.
+	if out, err := c.ctr("images", "pull", "--hosts-dir", hosts, "docker.io/library/busybox:9"); err == nil || !strings.Contains(out, "not found") {
+		t.Errorf("pull of a missing tag: %v\n%s\nwant not found", err, out)
+	}
+}
+
+// TestContainerdPullImages pulls every reference of a built IMAGES
+// directory (JOBSET_FLUX_IMAGES, from hack/kube/images/build.sh) through
+// hosts.toml, mounts each unpacked image to check a file its role needs,
+// and runs the Flux of the view images in a container: the base carries
+// every library the view needs. Skipped when JOBSET_FLUX_IMAGES is unset.
+func TestContainerdPullImages(t *testing.T) {
+	images := os.Getenv("JOBSET_FLUX_IMAGES")
+	if images == "" {
+		t.Skip("JOBSET_FLUX_IMAGES is not set (hack/kube/images/check.sh sets it)")
+	}
+	needContainerd(t)
+	refsFile := filepath.Join(images, "refs.txt")
+	data, err := os.ReadFile(refsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := serve(t, oci.Layout{Dir: filepath.Join(images, "oci")}, &syncBuffer{})
+	hosts := hostsDir(t, port, refsFile)
+	c := startContainerd(t)
+	for _, ref := range strings.Fields(string(data)) {
+		start := time.Now()
+		if out, err := c.ctr("images", "pull", "--hosts-dir", hosts, ref); err != nil || !strings.Contains(out, "unpacking linux/amd64") {
+			t.Errorf("pull %s: %v\n%s", ref, err, out)
+			continue
+		}
+		t.Logf("%s: pulled and unpacked in %.1fs", ref, time.Since(start).Seconds())
+		checkMounted(t, c, ref)
+	}
+	for _, run := range [][]string{
+		{"ghcr.io/flux-framework/flux-sched:noble", "flux", "version"},
+		{"ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy", "/opt/view/bin/flux", "version"},
+		{"jobset-flux.test/flux-view-core-only:1", "/opt/view/bin/flux", "version"},
+		{"nvcr.io/nvidia/pytorch:24.08-py3", "python3", "-c", "import yaml, cffi, jsonschema, ply; print('ok')"},
+	} {
+		out, err := c.ctr(append([]string{"run", "--rm", run[0], "run-check"}, run[1:]...)...)
+		if err != nil || !strings.Contains(out, "commands:") && !strings.Contains(out, "ok") {
+			t.Errorf("%s: %s: %v\n%s", run[0], strings.Join(run[1:], " "), err, out)
+		}
+	}
+}
+
+// checkMounted mounts an unpacked image and checks the file its kind of
+// image must have.
+func checkMounted(t *testing.T, c *containerd, ref string) {
+	t.Helper()
+	want := "bin/bash"
+	switch {
+	case strings.Contains(ref, "flux-view") || strings.Contains(ref, "flux-sched"):
+		want = "opt/view/bin/flux"
+	case strings.Contains(ref, "busybox"):
+		want = "bin/sh"
+	case strings.Contains(ref, "pause"):
+		want = "pause"
+	case strings.Contains(ref, "metric-lammps"):
+		want = "usr/local/bin/lmp"
+	case strings.Contains(ref, "pytorch"):
+		want = "workspace/train.py"
+	}
+	target := t.TempDir()
+	if out, err := c.ctr("images", "mount", ref, target); err != nil {
+		t.Errorf("mount %s: %v\n%s", ref, err, out)
+		return
+	}
+	defer c.ctr("images", "unmount", target)
+	if _, err := os.Lstat(filepath.Join(target, want)); err != nil {
+		t.Errorf("%s: no /%s: %v", ref, want, err)
+	}
+}
