@@ -112,15 +112,21 @@ func TestContainerdPullImages(t *testing.T) {
 		t.Logf("%s: pulled and unpacked in %.1fs", ref, time.Since(start).Seconds())
 		checkMounted(t, c, ref)
 	}
-	for _, run := range [][]string{
-		{"ghcr.io/flux-framework/flux-sched:noble", "flux", "version"},
-		{"ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy", "/opt/view/bin/flux", "version"},
-		{"jobset-flux.test/flux-view-core-only:1", "/opt/view/bin/flux", "version"},
-		{"nvcr.io/nvidia/pytorch:24.08-py3", "python3", "-c", "import yaml, cffi, jsonschema, ply; print('ok')"},
+	for _, run := range []struct {
+		ref  string
+		argv []string
+		want string
+	}{
+		{"ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy", []string{"/opt/view/bin/flux", "version"}, "commands:"},
+		{"jobset-flux.test/flux-view-core-only:1", []string{"/opt/view/bin/flux", "version"}, "commands:"},
+		// A one-broker instance running a job: the broker, its modules,
+		// the Python commands and the job shell all load in the image.
+		{"ghcr.io/flux-framework/flux-sched:noble", []string{"flux", "start", "flux", "run", "-n1", "echo", "flux-job-ran"}, "flux-job-ran\n"},
+		{"nvcr.io/nvidia/pytorch:24.08-py3", []string{"python3", "-c", "import yaml, jsonschema, ply, _cffi_backend; print('modules-ok')"}, "modules-ok\n"},
 	} {
-		out, err := c.ctr(append([]string{"run", "--rm", run[0], "run-check"}, run[1:]...)...)
-		if err != nil || !strings.Contains(out, "commands:") && !strings.Contains(out, "ok") {
-			t.Errorf("%s: %s: %v\n%s", run[0], strings.Join(run[1:], " "), err, out)
+		out, err := c.ctr(append([]string{"run", "--rm", run.ref, "run-check"}, run.argv...)...)
+		if err != nil || !strings.Contains(out, run.want) {
+			t.Errorf("%s: %s: %v\n%s\nwant %q in the output", run.ref, strings.Join(run.argv, " "), err, out, run.want)
 		}
 	}
 }

@@ -1,0 +1,503 @@
+#!/usr/bin/env bash
+# A real single-node Kubernetes cluster on this machine, from nothing:
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+# containerd + runc, the CNI bridge, CoreDNS and the JobSet controller with its
+# webhooks, every daemon a background process with a PID file and a log in the
+# state directory (no systemd here). See docs/kubernetes.md.
+#
+# Usage: hack/kube/cluster.sh up|down|status|env
+#   up      build or reuse everything (hack/kube/build.sh, the images and
+#           registry of hack/kube/images and hack/kube/registry), clean what a
+#           killed run left behind, start, and wait until the node is Ready,
+#           DNS answers and the JobSet webhooks admit a good JobSet and reject
+#           a bad one. A healthy running cluster is left as is (FRESH=1
+#           restarts it).
+#   down    stop everything and restore what up changed on the machine.
+#   status  exit 0 if the cluster is running and healthy.
+#   env     print `export KUBECONFIG=... KUBECTL=...`.
+# KUBE_STATE_DIR (default /var/lib/jobset-flux-kube) holds all state.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+S=${KUBE_STATE_DIR:-/var/lib/jobset-flux-kube}
+NODE=${KUBE_NODE_NAME:-jobset-flux-node}
+NODE_CPUS=${KUBE_NODE_CPUS:-16}
+NODE_GPUS=${KUBE_NODE_GPUS:-8}
+# Addresses that clash with nothing on `ip route` here (docker: 172.17/16).
+BR=jfkube0
+BR_IP=10.250.0.1
+POD_SUBNET=10.250.0.0/24
+POD_RANGE_START=10.250.0.10
+POD_RANGE_END=10.250.0.250
+SVC_CIDR=10.251.0.0/24
+SVC_IP=10.251.0.1
+# Ports away from the usual defaults, so a cluster of another kind can coexist.
+ETCD_PORT=23790
+ETCD_PEER_PORT=23800
+API_PORT=16443
+KUBELET_PORT=10250
+KUBELET_HEALTHZ_PORT=10248
+DNS_PORT=53
+DNS_HEALTH_PORT=18080
+DNS_READY_PORT=18181
+JOBSET_WEBHOOK_PORT=19443
+JOBSET_HEALTH_PORT=18082
+REGISTRY_PORT=25000
+CGROUP_ROOT=jobset-flux-kube
+SOCK=$S/containerd/containerd.sock
+CNI_BIN=/usr/lib/cni
+PAUSE_IMAGE=jobset-flux.test/pause:1
+FWD_CHAIN=JFKUBE-FORWARD
+# Kernel tunables the kubelet (protectKernelDefaults: false) or the CNI bridge
+# may rewrite: saved before up, restored by down.
+SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
+  kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward
+  net.ipv6.conf.all.forwarding net.ipv4.conf.all.route_localnet)
+# Host paths the kubelet, containerd and CNI write to whatever we configure:
+# inside the private mount namespace each is a bind mount of a directory in
+# the state dir (listed as "host-path state-subdir").
+BINDS=("/var/lib/kubelet kubelet" "/var/log/containers log/containers" "/var/log/pods log/pods"
+  "/var/lib/cni cni/var" "/run/netns netns" "/run/containerd containerd/run")
+
+# shellcheck source-path=SCRIPTDIR
+source "$here/config.sh"
+
+log() { printf 'kube: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+main() {
+  [[ $(id -u) == 0 ]] || die "run as root (network, mounts, cgroups)"
+  case ${1:-} in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  *) die "usage: $0 up|down|status|env" ;;
+  esac
+}
+
+kubectl() { "$BINS/bin/kubectl" --kubeconfig "$S/admin.kubeconfig" "$@"; }
+
+cmd_env() {
+  BINS=$(bins_dir)
+  printf 'export KUBECONFIG=%s KUBECTL=%s\n' "$S/admin.kubeconfig" "$BINS/bin/kubectl"
+}
+
+# bins_dir: the cached binaries (quick once built).
+bins_dir() {
+  if [[ -f $S/bins ]] && [[ -f $(cat "$S/bins")/.complete ]]; then
+    cat "$S/bins"
+  else
+    bash "$here/build.sh" | tail -n1
+  fi
+}
+
+cmd_status() {
+  [[ -f $S/bins ]] || { log "not running"; return 1; }
+  BINS=$(cat "$S/bins")
+  local d
+  for d in etcd apiserver controller-manager scheduler registry mntns containerd kubelet coredns jobset; do
+    alive "$d" || { log "$d is not running"; return 1; }
+  done
+  kubectl get --raw /readyz >/dev/null 2>&1 || { log "apiserver not ready"; return 1; }
+  node_ready || { log "node not Ready"; return 1; }
+  log "running: $(kubectl get node "$NODE" --no-headers 2>/dev/null)"
+}
+
+cmd_up() {
+  local start=$SECONDS
+  if [[ ${FRESH:-} != 1 ]] && cmd_status 2>/dev/null; then
+    log "already running and healthy (FRESH=1 restarts)"
+    return 0
+  fi
+  log "cleaning up whatever a previous run left"
+  cmd_down
+  BINS=$(bash "$here/build.sh" | tail -n1)
+  IMAGES=$(bash "$here/images/build.sh" | tail -n1)
+  REGISTRY=$(bash "$here/registry/build.sh" | tail -n1)
+  local built=$SECONDS
+  mkdir -p "$S/run" "$S/log" "$S/saved"
+  echo "$BINS" >"$S/bins"
+  save_machine_state
+  write_all_configs
+  start_network
+  start_control_plane
+  start_node
+  start_addons
+  wait_healthy
+  log "up in $((SECONDS - built)) s after $((built - start)) s of build checks (total $((SECONDS - start)) s)"
+}
+
+write_all_configs() {
+  write_pki
+  local k
+  for k in admin controller-manager scheduler kubelet; do write_kubeconfig "$k"; done
+  write_containerd_config
+  write_cni_config
+  write_kubelet_config
+  write_coredns_config
+  write_jobset_config
+  write_webhooks
+  write_fake_cpus "$NODE_CPUS" "$S/fake"
+  bash "$here/images/hosts.sh" "$S/certs.d" "$REGISTRY_PORT" "$IMAGES/refs.txt" >/dev/null
+}
+
+# --- processes ---------------------------------------------------------------
+
+# daemon NAME CMD...: start CMD in its own session, log and PID file in $S.
+daemon() {
+  local name=$1
+  shift
+  setsid "$@" </dev/null >"$S/log/$name.log" 2>&1 &
+  echo $! >"$S/run/$name.pid"
+}
+
+# alive NAME: the daemon's PID file names a live process of ours.
+alive() {
+  local f=$S/run/$1.pid pid
+  [[ -f $f ]] || return 1
+  pid=$(cat "$f")
+  [[ -d /proc/$pid ]] && ours "$pid"
+}
+
+# ours PID: the process's command line names the state directory (every
+# daemon's does), so a recycled PID is never killed.
+ours() {
+  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$S"
+}
+
+# stop_daemon NAME: TERM, up to 10 s, then KILL.
+stop_daemon() {
+  local f=$S/run/$1.pid pid i
+  [[ -f $f ]] || return 0
+  pid=$(cat "$f")
+  if [[ -d /proc/$pid ]] && ours "$pid"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      [[ -d /proc/$pid ]] || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+# wait_for WHAT SECONDS CMD...: poll CMD every 0.2 s.
+wait_for() {
+  local what=$1 secs=$2 i
+  shift 2
+  for ((i = 0; i < secs * 5; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  die "timed out after ${secs} s waiting for $what (logs: $S/log)"
+}
+
+
+# --- machine state -----------------------------------------------------------
+
+# save_machine_state: what down restores. Kept from the first up on: a run
+# that died half way must not save the state it had already changed.
+save_machine_state() {
+  local d=$S/saved s b host
+  [[ -f $d/.complete ]] && return 0
+  : >"$d/sysctl"
+  for s in "${SYSCTLS[@]}"; do
+    [[ -e /proc/sys/${s//.//} ]] && echo "$s=$(sysctl -n "$s")" >>"$d/sysctl"
+  done
+  iptables-save >"$d/iptables" 2>/dev/null || true
+  ip6tables-save >"$d/ip6tables" 2>/dev/null || true
+  : >"$d/created-paths"
+  for b in "${BINDS[@]}"; do
+    host=${b%% *}
+    [[ -e $host ]] || { mkdir -p "$host"; echo "$host" >>"$d/created-paths"; }
+  done
+  touch "$d/.complete"
+}
+
+restore_machine_state() {
+  local d=$S/saved line p
+  [[ -f $d/sysctl ]] || return 0
+  while IFS= read -r line; do
+    [[ -n $line ]] && sysctl -q -w "$line" >/dev/null
+  done <"$d/sysctl"
+  if [[ -f $d/created-paths ]]; then
+    while IFS= read -r p; do
+      if [[ -n $p ]]; then rmdir "$p" 2>/dev/null || true; fi
+    done <"$d/created-paths"
+  fi
+}
+
+# --- network -----------------------------------------------------------------
+
+start_network() {
+  ip link add "$BR" type bridge
+  ip addr add "$BR_IP/${POD_SUBNET#*/}" dev "$BR"
+  ip link set "$BR" up
+  local ipt
+  for ipt in iptables ip6tables; do
+    # Bridged traffic passes FORWARD (br_netfilter): pod to pod on the bridge
+    # only; nothing is routed into or out of the pod network.
+    "$ipt" -w -N "$FWD_CHAIN"
+    "$ipt" -w -A "$FWD_CHAIN" -i "$BR" -o "$BR" -j ACCEPT
+    "$ipt" -w -A "$FWD_CHAIN" -i "$BR" -j DROP
+    "$ipt" -w -A "$FWD_CHAIN" -o "$BR" -j DROP
+    "$ipt" -w -I FORWARD 1 -j "$FWD_CHAIN"
+  done
+}
+
+stop_network() {
+  ip link show "$BR" >/dev/null 2>&1 && ip link del "$BR"
+  local ipt
+  for ipt in iptables ip6tables; do
+    remove_chains "$ipt" "$S/saved/$ipt"
+  done
+}
+
+# remove_chains IPT SAVED: delete our forward chain and every KUBE-* chain the
+# kubelet made (absent from the SAVED iptables-save of before up), with the
+# rules that jump to them.
+remove_chains() {
+  local ipt=$1 saved=$2 table chain rule
+  for table in filter nat mangle; do
+    for chain in $("$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" { print $2 }'); do
+      [[ $chain == "$FWD_CHAIN" || $chain == KUBE-* ]] || continue
+      if [[ -f $saved ]] && chain_in_saved "$saved" "$table" "$chain"; then continue; fi
+      "$ipt" -w -t "$table" -S | grep -E -- "-j $chain( |\$)" | while read -r rule; do
+        # shellcheck disable=SC2086 # a rule is words
+        "$ipt" -w -t "$table" ${rule/-A/-D}
+      done
+      "$ipt" -w -t "$table" -F "$chain"
+      "$ipt" -w -t "$table" -X "$chain"
+    done
+  done
+}
+
+# chain_in_saved FILE TABLE CHAIN: the chain existed before up.
+chain_in_saved() {
+  awk -v t="*$2" -v c=":$3" '$1 ~ /^\*/ { in_t = ($1 == t) } in_t && $1 == c { found = 1 } END { exit !found }' "$1"
+}
+
+# --- control plane -----------------------------------------------------------
+
+start_control_plane() {
+  daemon etcd "$BINS/bin/etcd" --name default --data-dir "$S/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
+    --unsafe-no-fsync --log-level warn
+  wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+  local p=$S/pki
+  daemon apiserver "$BINS/bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address "$BR_IP" --advertise-address "$BR_IP" --secure-port "$API_PORT" \
+    --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" --client-ca-file "$p/ca.crt" \
+    --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" --kubelet-client-key "$p/apiserver-kubelet-client.key" \
+    --kubelet-preferred-address-types InternalIP \
+    --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-cluster-ip-range "$SVC_CIDR" --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction --allow-privileged=true --profiling=false
+  wait_for kube-apiserver 90 kubectl get --raw /readyz
+  daemon controller-manager "$BINS/bin/kube-controller-manager" --kubeconfig "$S/controller-manager.kubeconfig" \
+    --secure-port 0 --leader-elect=false --service-account-private-key-file "$p/sa.key" \
+    --root-ca-file "$p/ca.crt" --use-service-account-credentials=false --controllers '*'
+  daemon scheduler "$BINS/bin/kube-scheduler" --kubeconfig "$S/scheduler.kubeconfig" \
+    --secure-port 0 --leader-elect=false
+}
+
+# --- node --------------------------------------------------------------------
+
+# in_ns CMD...: run CMD in the node's private mount namespace.
+in_ns() { nsenter -t "$(cat "$S/run/mntns.pid")" -m -- "$@"; }
+
+# start_node: the registry, a private mount namespace for containerd and the
+# kubelet (their mounts, the pods' netns files and the CPU view live and die
+# with it), then the two daemons inside it.
+start_node() {
+  daemon registry "$REGISTRY" -layout "$IMAGES/oci" -listen "127.0.0.1:$REGISTRY_PORT" \
+    -log "$S/log/registry-access.log"
+  daemon mntns unshare --mount --propagation private -- \
+    bash -c 'while :; do sleep 3600; done' jobset-flux-kube-mntns "$S"
+  wait_for "mount namespace" 5 test "$(readlink "/proc/$(cat "$S/run/mntns.pid")/ns/mnt")" != "$(readlink /proc/self/ns/mnt)"
+  local b host sub
+  for b in "${BINDS[@]}"; do
+    host=${b%% *} sub=${b#* }
+    mkdir -p "$S/$sub"
+    in_ns mount --bind "$S/$sub" "$host"
+  done
+  in_ns mount --bind "$S/fake/cpu" /sys/devices/system/cpu
+  in_ns mount --bind "$S/fake/node" /sys/devices/system/node
+  in_ns mount --bind "$S/fake/cpuinfo" /proc/cpuinfo
+  make_cgroup_root
+  daemon containerd nsenter -t "$(cat "$S/run/mntns.pid")" -m -- containerd --config "$S/containerd/config.toml"
+  wait_for containerd 30 ctr --address "$SOCK" version
+  daemon kubelet nsenter -t "$(cat "$S/run/mntns.pid")" -m -- "$BINS/bin/kubelet" \
+    --config "$S/kubelet-config/config.yaml" --kubeconfig "$S/kubelet.kubeconfig" \
+    --hostname-override "$NODE" --node-ip "$BR_IP" --v 1
+}
+
+# cgroup_dirs: every cgroup v1 hierarchy (and the v2 one) that may hold ours.
+cgroup_dirs() {
+  local d
+  for d in /sys/fs/cgroup/*/; do
+    [[ -f $d/cgroup.procs ]] && echo "${d%/}"
+  done
+}
+
+# make_cgroup_root: the kubelet wants its cgroupRoot to exist. cpuset starts
+# empty in cgroups v1: copy the parent's CPUs and memory nodes.
+make_cgroup_root() {
+  local d
+  for d in $(cgroup_dirs); do
+    [[ $d == */unified ]] && continue
+    mkdir -p "$d/$CGROUP_ROOT"
+  done
+  if [[ -f /sys/fs/cgroup/cpuset/cpuset.cpus ]]; then
+    cat /sys/fs/cgroup/cpuset/cpuset.cpus >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.cpus"
+    cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.mems"
+  fi
+}
+
+node_ready() {
+  [[ $(kubectl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
+}
+
+# --- add-ons -----------------------------------------------------------------
+
+start_addons() {
+  daemon coredns "$BINS/bin/coredns" -conf "$S/coredns/Corefile" -pidfile "$S/run/coredns.pid.own"
+  kubectl apply --server-side -f "$BINS/crd/" >/dev/null
+  wait_for "the JobSet CRD" 60 crd_established
+  daemon jobset "$BINS/bin/jobset-controller" --config "$S/jobset/config.yaml" \
+    --kubeconfig "$S/admin.kubeconfig" --zap-log-level info
+  wait_for "the JobSet controller" 60 curl -sf "http://127.0.0.1:$JOBSET_HEALTH_PORT/readyz"
+  kubectl apply -f "$S/jobset/webhooks.yaml" >/dev/null
+}
+
+crd_established() {
+  [[ $(kubectl get crd jobsets.jobset.x-k8s.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}') == True ]]
+}
+
+# --- health ------------------------------------------------------------------
+
+wait_healthy() {
+  wait_for "node $NODE Ready" 120 node_ready
+  # Extended resources are what a device plugin would advertise; the kubelet
+  # keeps capacity it does not manage, so a status patch stands in for one.
+  kubectl patch node "$NODE" --subresource status --type json \
+    -p "[{\"op\":\"add\",\"path\":\"/status/capacity/nvidia.com~1gpu\",\"value\":\"$NODE_GPUS\"}]" >/dev/null
+  wait_for "CoreDNS" 60 dns_answers
+  wait_for "the JobSet webhooks" 60 webhooks_answer
+  log "node: $(kubectl get node "$NODE" -o jsonpath='cpu={.status.allocatable.cpu} memory={.status.allocatable.memory} gpu={.status.allocatable.nvidia\.com/gpu}')"
+}
+
+# dns_answers: the API's Service name resolves, any other name is NXDOMAIN.
+dns_answers() {
+  busybox nslookup kubernetes.default.svc.cluster.local "$BR_IP" | grep -q "$SVC_IP" || return 1
+  ! busybox nslookup example.com "$BR_IP" >/dev/null 2>&1
+}
+
+# webhooks_answer: a good JobSet passes a server dry-run (both webhooks ran),
+# a bad one (dependsOn on its first replicatedJob) is rejected by the
+# validating webhook.
+webhooks_answer() {
+  probe_jobset '' | kubectl create --dry-run=server -f - >/dev/null || return 1
+  local out
+  out=$(probe_jobset '      dependsOn: [{name: b, status: Ready}]' | kubectl create --dry-run=server -f - 2>&1) && return 1
+  grep -q 'admission webhook "vjobset.kb.io" denied' <<<"$out"
+}
+
+# probe_jobset EXTRA: a small JobSet with EXTRA under its first replicatedJob.
+probe_jobset() {
+  cat <<EOF
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: probe, namespace: default}
+spec:
+  replicatedJobs:
+    - name: a
+$1
+      template:
+        spec:
+          template:
+            spec:
+              containers: [{name: c, image: $PAUSE_IMAGE}]
+    - name: b
+      template:
+        spec:
+          template:
+            spec:
+              containers: [{name: c, image: $PAUSE_IMAGE}]
+EOF
+}
+
+# --- down --------------------------------------------------------------------
+
+cmd_down() {
+  local start=$SECONDS d
+  for d in jobset coredns kubelet; do stop_daemon "$d"; done
+  kill_pods
+  stop_daemon containerd
+  kill_by_cmdline "$SOCK" # shims outlive a killed containerd
+  stop_daemon mntns
+  for d in registry scheduler controller-manager apiserver etcd; do stop_daemon "$d"; done
+  kill_by_cmdline "$S"
+  remove_cgroups
+  stop_network
+  restore_machine_state
+  unmount_under "$S"
+  rm -rf "$S"
+  log "down in $((SECONDS - start)) s"
+}
+
+# kill_pods: every process in our cgroups (the pods' containers), until none.
+kill_pods() {
+  local i d pids
+  for ((i = 0; i < 50; i++)); do
+    pids=$(for d in $(cgroup_dirs); do
+      [[ -d $d/$CGROUP_ROOT ]] && find "$d/$CGROUP_ROOT" -name cgroup.procs -exec cat {} +
+    done | sort -u)
+    [[ -n $pids ]] || return 0
+    # shellcheck disable=SC2086 # a list of PIDs
+    kill -KILL $pids 2>/dev/null || true
+    sleep 0.1
+  done
+  log "warning: pod processes left: $pids"
+}
+
+# kill_by_cmdline TEXT: KILL every process whose command line contains TEXT.
+kill_by_cmdline() {
+  local p
+  for p in /proc/[0-9]*; do
+    [[ ${p#/proc/} == "$$" || ${p#/proc/} == "$BASHPID" ]] && continue
+    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$1"; then
+      kill -KILL "${p#/proc/}" 2>/dev/null || true
+    fi
+  done
+}
+
+remove_cgroups() {
+  local d
+  for d in $(cgroup_dirs); do
+    if [[ -d $d/$CGROUP_ROOT ]]; then
+      find "$d/$CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    fi
+  done
+  for d in $(cgroup_dirs); do
+    [[ -d $d/$CGROUP_ROOT ]] && log "warning: cgroup left: $d/$CGROUP_ROOT"
+  done
+  return 0
+}
+
+# unmount_under DIR: any mount in this (the host's) namespace below DIR, the
+# deepest first; there should be none, all of them live in the node's.
+unmount_under() {
+  local m
+  findmnt -rn -o TARGET | grep -E "^$1(/|\$)" | sort -r | while read -r m; do
+    log "warning: unmounting $m"
+    umount -l "$m"
+  done || true
+}
+
+main "$@"
