@@ -1,0 +1,38 @@
+# A real single-node Kubernetes cluster (hack/kube/cluster.sh, docs/kubernetes.md):
+# kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubelet and
+# kubectl v1.35.4, containerd + runc, CNI bridge, CoreDNS and the JobSet
+# controller with live webhooks, every binary cached by content under
+# ~/.cache/jobset-flux/kube/<key>/. test/kube runs the examples on it.
+
+KUBE_CLUSTER := bash hack/kube/cluster.sh
+# -v shows each case's timings; add e.g. -run TestExamples here.
+KUBE_TEST_FLAGS ?= -v
+
+INTEGRATION_TESTS += test-kube
+
+.PHONY: kube-bins kube-up kube-down kube-status test-kube
+
+## kube-bins: build (or reuse) the cluster's binaries; prints their directory.
+kube-bins:
+	@bash hack/kube/build.sh | tail -n1
+
+## kube-up: start the single-node cluster (a healthy one is kept; FRESH=1 restarts it).
+kube-up:
+	FRESH=$(FRESH) $(KUBE_CLUSTER) up
+
+## kube-down: stop the cluster and restore what it changed on the machine.
+kube-down:
+	$(KUBE_CLUSTER) down
+
+## kube-status: exit 0 if the cluster runs and its node is Ready.
+kube-status:
+	$(KUBE_CLUSTER) status
+
+## test-kube: bring the cluster up, run test/kube against it, always take it down.
+test-kube: build $(BIN)/kustomize $(BIN)/staticcheck
+	trap '$(KUBE_CLUSTER) down' EXIT; \
+	$(KUBE_CLUSTER) up; \
+	eval "$$($(KUBE_CLUSTER) env)"; \
+	cd test/kube && go vet ./... && $(BIN)/staticcheck ./... && \
+	  KUBECONFIG=$$KUBECONFIG KUBECTL=$$KUBECTL JOBSET_FLUX_BIN=$(BIN)/jobset-flux \
+	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./...

@@ -1,0 +1,18 @@
+// Command kube-scheduler is the real Kubernetes scheduler, built from
+// k8s.io/kubernetes at the version pinned in this module's go.mod, so
+// hack/kube/cluster.sh can run a whole cluster from one build cache.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewSchedulerCommand()))
+}
