@@ -99,7 +99,8 @@ rm -rf "$tmp"
 mkdir -p "$tmp"
 
 log "libraries the Flux view needs (view-deps.sh)"
-mapfile -t deps < <(bash "$here/view-deps.sh" "$view/full/opt/software")
+deps_list=$(bash "$here/view-deps.sh" "$view/full/opt/software")  # fails the build if it fails
+mapfile -t deps <<<"$deps_list"
 base=$(bash "$here/base.sh" "${deps[@]}" | tail -n 1)
 
 stage=$tmp/stage

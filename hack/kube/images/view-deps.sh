@@ -22,14 +22,23 @@ sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' "$tmp/dynamic" | sort -u >"$tmp/needed"
   sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p' "$tmp/dynamic"
 } | sort -u >"$tmp/provided"
 
-comm -23 "$tmp/needed" "$tmp/provided" | while IFS= read -r so; do
-  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+# Looked up in files, not pipes into head/awk exit: under pipefail a writer
+# killed by SIGPIPE would end the loop early and silently drop packages.
+ldconfig -p >"$tmp/ldcache"
+: >"$tmp/packages"
+comm -23 "$tmp/needed" "$tmp/provided" >"$tmp/wanted"
+while IFS= read -r so; do
+  path=$(awk -v so="$so" '$1 == so && /x86-64/ && !found { print $NF; found = 1 }' "$tmp/ldcache")
   [[ -n $path ]] || { echo "view-deps: $so: not in this host's ldconfig cache" >&2; exit 1; }
   # Debian 12 registers some libraries under /lib, others under /usr/lib.
   pkg=""
   for p in "$path" "/usr${path#/usr}" "${path#/usr}" "$(readlink -f "$path")"; do
-    pkg=$(dpkg -S "$p" 2>/dev/null | head -n1 | cut -d: -f1) && [[ -n $pkg ]] && break
+    if dpkg -S "$p" >"$tmp/owner" 2>/dev/null; then
+      pkg=$(awk -F: 'NR == 1 { print $1 }' "$tmp/owner")
+      break
+    fi
   done
   [[ -n $pkg ]] || { echo "view-deps: $so ($path): no Debian package owns it" >&2; exit 1; }
-  printf '%s\n' "$pkg"
-done | sort -u
+  printf '%s\n' "$pkg" >>"$tmp/packages"
+done <"$tmp/wanted"
+sort -u "$tmp/packages"

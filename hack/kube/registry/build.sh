@@ -7,8 +7,9 @@
 #
 # Usage: hack/kube/registry/build.sh
 #   JOBSET_FLUX_CACHE (default ~/.cache/jobset-flux) holds the binaries under
-#   kube-registry/<key>, where <key> hashes this module's files and the Go
-#   version: a second run only prints the path.
+#   kube-registry/<key>, where <key> hashes this module's files (not its
+#   tests: the images' key includes this one) and the Go version: a second
+#   run only prints the path.
 # Prints the path of the registry binary as its last line (ocibuild and
 # pause are beside it).
 set -euo pipefail
@@ -20,10 +21,13 @@ log() { printf 'kube-registry: %s\n' "$*" >&2; }
 
 cd "$here"
 key=$( { go env GOVERSION
-         find . -type f \( -name '*.go' -o -name go.mod -o -name go.sum -o -name build.sh \) -print0 |
+         find . -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum -o -name build.sh \) -print0 |
            LC_ALL=C sort -z | xargs -0 sha256sum
        } | sha256sum | cut -c1-16)
 out=$cache_root/kube-registry/$key
+mkdir -p "$cache_root/kube-registry"
+exec 9>"$cache_root/kube-registry/.lock"
+flock 9  # concurrent callers wait for one build, then find it
 if [[ -x $out/registry && -x $out/ocibuild && -x $out/pause ]]; then
   log "cached: $out"
   echo "$out/registry"
