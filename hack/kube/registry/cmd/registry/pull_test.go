@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,16 +86,20 @@ func TestContainerdPull(t *testing.T) {
 }
 
 // TestContainerdPullImages pulls every reference of a built IMAGES
-// directory (JOBSET_FLUX_IMAGES, from hack/kube/images/build.sh) through
-// hosts.toml, mounts each unpacked image to check a file its role needs,
-// and runs the Flux of the view images in a container: the base carries
-// every library the view needs. Skipped when JOBSET_FLUX_IMAGES is unset.
+// directory through hosts.toml, mounts each unpacked image to check a file
+// its role needs, and runs the Flux of the view images in a container: the
+// base carries every library the view needs. IMAGES is JOBSET_FLUX_IMAGES
+// (check.sh sets it); without it the test builds the images under CI=true
+// (cached: seconds once built) and is skipped elsewhere.
 func TestContainerdPullImages(t *testing.T) {
+	needContainerd(t)
 	images := os.Getenv("JOBSET_FLUX_IMAGES")
 	if images == "" {
-		t.Skip("JOBSET_FLUX_IMAGES is not set (hack/kube/images/check.sh sets it)")
+		if !testsupport.CI() {
+			t.Skip("JOBSET_FLUX_IMAGES is not set (hack/kube/images/check.sh sets it; CI=true builds the images)")
+		}
+		images = buildImages(t)
 	}
-	needContainerd(t)
 	refsFile := filepath.Join(images, "refs.txt")
 	data, err := os.ReadFile(refsFile)
 	if err != nil {
@@ -157,4 +162,17 @@ func checkMounted(t *testing.T, c *containerd, ref string) {
 	if _, err := os.Lstat(filepath.Join(target, want)); err != nil {
 		t.Errorf("%s: no /%s: %v", ref, want, err)
 	}
+}
+
+// buildImages runs hack/kube/images/build.sh and returns its IMAGES.
+func buildImages(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "..", "images", "build.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/kube/images/build.sh: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }
