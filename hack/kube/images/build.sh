@@ -63,6 +63,17 @@ stage_ubuntu_user() {
 }
 
 [[ $(id -u) == 0 ]] || die "run as root (debootstrap and chroot)"
+# The tools this build runs (also in .ci/apt/kube-images.txt), installed
+# here too so the script works on its own, as hack/flux-view's does.
+missing=()
+for p in debootstrap busybox-static binutils util-linux; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 [[ -x $busybox ]] || die "$busybox not found: install Debian's busybox-static (.ci/apt/kube-images.txt)"
 flux_src=${1:-${FLUX_SRC:-}}
 if [[ -z $flux_src ]]; then
