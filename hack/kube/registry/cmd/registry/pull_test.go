@@ -128,11 +128,45 @@ func TestContainerdPullImages(t *testing.T) {
 		// the Python commands and the job shell all load in the image.
 		{"ghcr.io/flux-framework/flux-sched:noble", []string{"flux", "start", "flux", "run", "-n1", "echo", "flux-job-ran"}, "flux-job-ran\n"},
 		{"nvcr.io/nvidia/pytorch:24.08-py3", []string{"python3", "-c", "import yaml, jsonschema, ply, _cffi_backend; print('modules-ok')"}, "modules-ok\n"},
+		// The examples' stand-ins, in the image's working directory.
+		{"ghcr.io/converged-computing/metric-lammps:latest", []string{"env", "FLUX_TASK_RANK=0", "FLUX_JOB_SIZE=1", "lmp", "-in", "in.reaxc.hns"}, "lmp task 0 of 1 on "},
+		{"nvcr.io/nvidia/pytorch:24.08-py3", []string{"env", "FLUX_TASK_RANK=0", "python3", "train.py", "--data", "a b"}, `None ["--data", "a b"]`},
+		{"docker.io/library/busybox:1.36", []string{"sh", "-c", "tail -n1 /etc/passwd && echo loading"}, "nobody:x:65534:65534:nobody:/home:/bin/false\nloading\n"},
+		{"docker.io/library/ubuntu:24.04", []string{"id", "ubuntu"}, "uid=1000(ubuntu) gid=1000(ubuntu) groups=1000(ubuntu)\n"},
 	} {
 		out, err := c.ctr(append([]string{"run", "--rm", run.ref, "run-check"}, run.argv...)...)
 		if err != nil || !strings.Contains(out, run.want) {
 			t.Errorf("%s: %s: %v\n%s\nwant %q in the output", run.ref, strings.Join(run.argv, " "), err, out, run.want)
 		}
+	}
+	checkPause(t, c)
+}
+
+// checkPause runs the sandbox image as PID 1 of its container: it stays up
+// until SIGTERM, then exits 0.
+func checkPause(t *testing.T, c *containerd) {
+	t.Helper()
+	if out, err := c.ctr("run", "-d", "jobset-flux.test/pause:1", "pause-check"); err != nil {
+		t.Errorf("run pause: %v\n%s", err, out)
+		return
+	}
+	defer c.ctr("container", "delete", "pause-check")
+	time.Sleep(time.Second)
+	if out, _ := c.ctr("task", "ls"); !strings.Contains(out, "RUNNING") {
+		t.Errorf("pause is not running a second after start:\n%s", out)
+	}
+	if out, err := c.ctr("task", "kill", "--signal", "SIGTERM", "pause-check"); err != nil {
+		t.Errorf("kill pause: %v\n%s", err, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if out, _ := c.ctr("task", "ls"); strings.Contains(out, "STOPPED") {
+			break
+		}
+	}
+	// ctr task delete exits 0 either way; a task's non-zero exit is a
+	// warning in its output.
+	if out, err := c.ctr("task", "delete", "pause-check"); err != nil || strings.Contains(out, "non-zero exit code") {
+		t.Errorf("pause after SIGTERM: %v\n%s\nwant exit 0", err, out)
 	}
 }
 
