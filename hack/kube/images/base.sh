@@ -42,8 +42,13 @@ rm -rf "$tmp"
 mkdir -p "$tmp"
 root=$tmp/rootfs
 log "debootstrap --variant=minbase bookworm from $mirror (~80 s)"
-debootstrap --variant=minbase bookworm "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 ||
-  die "debootstrap failed; log in $tmp/debootstrap.log"
+# A second try after a failure: a mirror hiccup should not fail a CI run.
+for attempt in 1 2; do
+  debootstrap --variant=minbase bookworm "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 && break
+  ((attempt == 1)) || die "debootstrap failed twice; log in $tmp/debootstrap.log"
+  log "debootstrap failed, trying again"
+  rm -rf "${root:?}"
+done
 
 # The same suites the host uses, so the libraries match the ones the view
 # was linked against on this host.
@@ -64,8 +69,8 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
   root=$1 list=$2; shift 2
   mount -t proc proc "$root/proc"
   export DEBIAN_FRONTEND=noninteractive LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin
-  chroot "$root" apt-get update -qq
-  chroot "$root" apt-get install -y -qq --no-install-recommends "$@"
+  chroot "$root" apt-get -o Acquire::Retries=3 update -qq
+  chroot "$root" apt-get -o Acquire::Retries=3 install -y -qq --no-install-recommends "$@"
   chroot "$root" apt-get clean
   chroot "$root" dpkg-query -W -f "\${Package} \${Version}\n" | sort >"$list"
 ' _ "$root" "$tmp/packages.txt" "${pkgs[@]}" >"$tmp/install.log" 2>&1 ||
