@@ -34,6 +34,7 @@ func TestExitsZeroOnSignal(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		waitCaught(t, cmd.Process.Pid, sig)
 		select {
 		case err := <-done:
 			t.Fatalf("pause ended by itself: %v", err)
@@ -52,6 +53,25 @@ func TestExitsZeroOnSignal(t *testing.T) {
 			t.Fatalf("pause still running 5s after %v", sig)
 		}
 	}
+}
+
+// waitCaught waits until the process catches sig (its SigCgt mask in
+// /proc), so a signal sent early on a loaded machine is not taken for
+// pause's fault: before Notify runs, SIGTERM's default action kills.
+func waitCaught(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		status, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if hex, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+				mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+				if err == nil && mask&(1<<(uint(sig)-1)) != 0 {
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("pid %d does not catch %v after 10s", pid, sig)
 }
 
 // TestReapsChildren: a shell starts a short sleep in the background and
