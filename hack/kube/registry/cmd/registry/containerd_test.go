@@ -44,20 +44,28 @@ func needContainerd(t *testing.T) {
 
 func startContainerd(t *testing.T) *containerd {
 	t.Helper()
+	return startContainerdWith(t, `disabled_plugins = ["io.containerd.grpc.v1.cri"]`)
+}
+
+// startContainerdWith starts containerd with extra top-level configuration
+// (TOML, after root/state; tables go last).
+func startContainerdWith(t *testing.T, extra string) *containerd {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "jf-ctrd-") // short: the socket path has a length limit
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &containerd{dir: dir, sock: filepath.Join(dir, "c.sock")}
+	extra = strings.ReplaceAll(extra, "@DIR@", dir)
 	config := fmt.Sprintf(`version = 2
 root = %q
 state = %q
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
+%s
 [grpc]
   address = %q
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
-`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), c.sock, filepath.Join(dir, "opt"))
+`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), extra, c.sock, filepath.Join(dir, "opt"))
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +91,10 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 }
 
 func (c *containerd) ctr(args ...string) (string, error) {
+	if len(args) > 0 && args[0] == "run" {
+		// Its I/O FIFOs in our directory, not in the shared /run/containerd/fifo.
+		args = append([]string{"run", "--fifo-dir", filepath.Join(c.dir, "fifo")}, args[1:]...)
+	}
 	cmd := exec.Command("ctr", append([]string{"-a", c.sock, "-n", ctrNamespace}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -94,7 +106,7 @@ func (c *containerd) ctr(args ...string) (string, error) {
 }
 
 // stop ends containerd and removes what it made: mounts left under its
-// directory, the namespace's cgroups, the directory.
+// directory, the namespace's cgroups and runc state, the directory.
 func (c *containerd) stop(t *testing.T) {
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
@@ -113,9 +125,11 @@ func (c *containerd) stop(t *testing.T) {
 			}
 		}
 	}
+	// runc's state for the namespace (its default root; the shims' sockets
+	// under /run/containerd/s are the shims' own and gone with them).
 	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/" + ctrNamespace)
-	for _, cg := range cgroups {
-		os.Remove(cg) // rmdir: only an empty cgroup goes
+	for _, dir := range append(cgroups, "/run/containerd/runc/"+ctrNamespace) {
+		os.Remove(dir) // rmdir: only an empty cgroup or directory goes
 	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		t.Errorf("remove containerd's directory: %v", err)
