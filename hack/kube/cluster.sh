@@ -164,7 +164,7 @@ alive() {
 # ours PID: the process's command line names the state directory (every
 # daemon's does), so a recycled PID is never killed.
 ours() {
-  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$S"
+  tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "$S"
 }
 
 # stop_daemon NAME: TERM, up to 10 s, then KILL.
@@ -204,7 +204,7 @@ save_machine_state() {
   [[ -f $d/.complete ]] && return 0
   : >"$d/sysctl"
   for s in "${SYSCTLS[@]}"; do
-    [[ -e /proc/sys/${s//.//} ]] && echo "$s=$(sysctl -n "$s")" >>"$d/sysctl"
+    if [[ -e /proc/sys/${s//.//} ]]; then echo "$s=$(sysctl -n "$s")" >>"$d/sysctl"; fi
   done
   iptables-save >"$d/iptables" 2>/dev/null || true
   ip6tables-save >"$d/ip6tables" 2>/dev/null || true
@@ -220,7 +220,7 @@ restore_machine_state() {
   local d=$S/saved line p
   [[ -f $d/sysctl ]] || return 0
   while IFS= read -r line; do
-    [[ -n $line ]] && sysctl -q -w "$line" >/dev/null
+    if [[ -n $line ]]; then sysctl -q -w "$line" >/dev/null; fi
   done <"$d/sysctl"
   if [[ -f $d/created-paths ]]; then
     while IFS= read -r p; do
@@ -248,7 +248,7 @@ start_network() {
 }
 
 stop_network() {
-  ip link show "$BR" >/dev/null 2>&1 && ip link del "$BR"
+  if ip link show "$BR" >/dev/null 2>&1; then ip link del "$BR"; fi
   local ipt
   for ipt in iptables ip6tables; do
     remove_chains "$ipt" "$S/saved/$ipt"
@@ -264,7 +264,7 @@ remove_chains() {
     for chain in $("$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" { print $2 }'); do
       [[ $chain == "$FWD_CHAIN" || $chain == KUBE-* ]] || continue
       if [[ -f $saved ]] && chain_in_saved "$saved" "$table" "$chain"; then continue; fi
-      "$ipt" -w -t "$table" -S | grep -E -- "-j $chain( |\$)" | while read -r rule; do
+      "$ipt" -w -t "$table" -S | { grep -E -- "-j $chain( |\$)" || true; } | while read -r rule; do
         # shellcheck disable=SC2086 # a rule is words
         "$ipt" -w -t "$table" ${rule/-A/-D}
       done
@@ -301,7 +301,7 @@ start_control_plane() {
   wait_for kube-apiserver 90 kubectl get --raw /readyz
   daemon controller-manager "$BINS/bin/kube-controller-manager" --kubeconfig "$S/controller-manager.kubeconfig" \
     --secure-port 0 --leader-elect=false --service-account-private-key-file "$p/sa.key" \
-    --root-ca-file "$p/ca.crt" --use-service-account-credentials=false --controllers '*'
+    --root-ca-file "$p/ca.crt" --use-service-account-credentials=true --controllers '*'
   daemon scheduler "$BINS/bin/kube-scheduler" --kubeconfig "$S/scheduler.kubeconfig" \
     --secure-port 0 --leader-elect=false
 }
@@ -319,7 +319,7 @@ start_node() {
     -log "$S/log/registry-access.log"
   daemon mntns unshare --mount --propagation private -- \
     bash -c 'while :; do sleep 3600; done' jobset-flux-kube-mntns "$S"
-  wait_for "mount namespace" 5 test "$(readlink "/proc/$(cat "$S/run/mntns.pid")/ns/mnt")" != "$(readlink /proc/self/ns/mnt)"
+  wait_for "the mount namespace" 5 mntns_ready
   local b host sub
   for b in "${BINDS[@]}"; do
     host=${b%% *} sub=${b#* }
@@ -337,11 +337,18 @@ start_node() {
     --hostname-override "$NODE" --node-ip "$BR_IP" --v 1
 }
 
+# mntns_ready: the holder runs in a mount namespace other than ours.
+mntns_ready() {
+  local ns
+  ns=$(readlink "/proc/$(cat "$S/run/mntns.pid")/ns/mnt") || return 1
+  [[ $ns != "$(readlink /proc/self/ns/mnt)" ]]
+}
+
 # cgroup_dirs: every cgroup v1 hierarchy (and the v2 one) that may hold ours.
 cgroup_dirs() {
   local d
   for d in /sys/fs/cgroup/*/; do
-    [[ -f $d/cgroup.procs ]] && echo "${d%/}"
+    if [[ -f $d/cgroup.procs ]]; then echo "${d%/}"; fi
   done
 }
 
@@ -398,14 +405,21 @@ dns_answers() {
   ! busybox nslookup example.com "$BR_IP" >/dev/null 2>&1
 }
 
-# webhooks_answer: a good JobSet passes a server dry-run (both webhooks ran),
-# a bad one (dependsOn on its first replicatedJob) is rejected by the
-# validating webhook.
+# webhooks_answer: a server dry-run of a good JobSet comes back defaulted by
+# the mutating webhook (completionMode Indexed), a bad one (dependsOn on its
+# first replicatedJob) is denied by the validating webhook. curl, not
+# kubectl: kubectl prints only the causes, not which admission denied.
 webhooks_answer() {
-  probe_jobset '' | kubectl create --dry-run=server -f - >/dev/null || return 1
-  local out
-  out=$(probe_jobset '      dependsOn: [{name: b, status: Ready}]' | kubectl create --dry-run=server -f - 2>&1) && return 1
-  grep -q 'admission webhook "vjobset.kb.io" denied' <<<"$out"
+  probe_jobset '' | api_dry_run_create | grep -q '"completionMode": "Indexed"' || return 1
+  probe_jobset '      dependsOn: [{name: b, status: Ready}]' | api_dry_run_create |
+    grep -q 'admission webhook \\"vjobset.kb.io\\" denied the request'
+}
+
+# api_dry_run_create: POST the JobSet YAML on stdin with dryRun=All, as admin.
+api_dry_run_create() {
+  curl -s --cacert "$S/pki/ca.crt" --cert "$S/pki/admin.crt" --key "$S/pki/admin.key" \
+    -H 'Content-Type: application/yaml' --data-binary @- \
+    "https://$BR_IP:$API_PORT/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets?dryRun=All"
 }
 
 # probe_jobset EXTRA: a small JobSet with EXTRA under its first replicatedJob.
@@ -456,7 +470,7 @@ kill_pods() {
   local i d pids
   for ((i = 0; i < 50; i++)); do
     pids=$(for d in $(cgroup_dirs); do
-      [[ -d $d/$CGROUP_ROOT ]] && find "$d/$CGROUP_ROOT" -name cgroup.procs -exec cat {} +
+      if [[ -d $d/$CGROUP_ROOT ]]; then find "$d/$CGROUP_ROOT" -name cgroup.procs -exec cat {} +; fi
     done | sort -u)
     [[ -n $pids ]] || return 0
     # shellcheck disable=SC2086 # a list of PIDs
@@ -471,7 +485,7 @@ kill_by_cmdline() {
   local p
   for p in /proc/[0-9]*; do
     [[ ${p#/proc/} == "$$" || ${p#/proc/} == "$BASHPID" ]] && continue
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$1"; then
+    if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "$1"; then
       kill -KILL "${p#/proc/}" 2>/dev/null || true
     fi
   done
@@ -485,9 +499,8 @@ remove_cgroups() {
     fi
   done
   for d in $(cgroup_dirs); do
-    [[ -d $d/$CGROUP_ROOT ]] && log "warning: cgroup left: $d/$CGROUP_ROOT"
+    if [[ -d $d/$CGROUP_ROOT ]]; then log "warning: cgroup left: $d/$CGROUP_ROOT"; fi
   done
-  return 0
 }
 
 # unmount_under DIR: any mount in this (the host's) namespace below DIR, the

@@ -160,7 +160,11 @@ kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
 cgroupRoot: /$CGROUP_ROOT
-cgroupsPerQOS: true
+# No QoS or pod-level cgroups: with them the kubelet would write the node's
+# CPU list (16 here, see write_fake_cpus) into the kubepods cpuset, which the
+# kernel refuses; each container still gets its own memory and CPU limits.
+cgroupsPerQOS: false
+enforceNodeAllocatable: ["none"]
 containerRuntimeEndpoint: unix://$SOCK
 address: $BR_IP
 port: $KUBELET_PORT
