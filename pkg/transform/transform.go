@@ -11,14 +11,12 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
-	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -93,7 +91,7 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 				Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
 			continue
 		}
-		out := p.render(item, config, index)
+		out := p.processJobSet(item, config, index)
 		reports = append(reports, out.reports...)
 		if out.failed() {
 			continue
@@ -140,15 +138,16 @@ func selected(item *fn.KubeObject, reports *[]report) bool {
 	return value == "true" && !found.HasErrors() && len(found) == 0
 }
 
-// rendered is the outcome for one JobSet.
-type rendered struct {
+// outcome is what the pipeline made of one JobSet: the JobSet edited for
+// Flux and the objects generated for it, unless a report holds an error.
+type outcome struct {
 	jobset    *fn.KubeObject
 	generated []*fn.KubeObject
 	reports   []report
 }
 
-func (r *rendered) failed() bool {
-	for _, rep := range r.reports {
+func (o *outcome) failed() bool {
+	for _, rep := range o.reports {
 		if rep.found.HasErrors() {
 			return true
 		}
@@ -156,36 +155,73 @@ func (r *rendered) failed() bool {
 	return false
 }
 
-// render works on a copy of the JobSet, so nothing is half-applied: the
-// copy replaces the original only when every step succeeded.
-func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index *index) (out rendered) {
-	var found finding.List
-	defer func() {
-		if found.HasErrors() {
-			// The JobSet is left as it was: nothing was set on its behalf.
-			found = slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
-		}
-		out.reports = append([]report{{item, found}}, out.reports...)
-	}()
+// steps collects one JobSet's findings, step by step.
+type steps struct{ found finding.List }
+
+// ok adds a step's findings and reports whether the pipeline goes on:
+// a step with an error stops it.
+func (st *steps) ok(found finding.List) bool {
+	st.found.Add(found)
+	return !st.found.HasErrors()
+}
+
+// processJobSet is the pipeline of one JobSet: read, resolve its
+// settings, validate, derive the plan, generate the files and the key,
+// render. It works on a copy of the JobSet, so nothing is half-applied:
+// the copy replaces the original only when every step succeeded.
+func (p *Processor) processJobSet(item *fn.KubeObject, config settings.Settings, index *index) (out outcome) {
+	var st steps
+	defer func() { out.reports = append([]report{{item, finish(st.found)}}, out.reports...) }()
 
 	rn := item.CopyToResourceNode()
-	found.Add(resolveStructure(rn.YNode()))
+	js, found := readJobSet(rn)
+	if !st.ok(found) {
+		return out
+	}
+	s, found := settings.Resolve(config, js)
+	if !st.ok(found) || !st.ok(plan.Validate(js, s)) {
+		return out
+	}
+	pl, notes := plan.Derive(js, s)
+	st.ok(notes)
+	gen, found, secretReport := p.generate(pl, index)
+	out.reports = append(out.reports, secretReport...)
+	if !st.ok(found) {
+		return out
+	}
+	edited, objects, err := render(rn, pl, gen, item.GetAnnotations())
+	if err != nil {
+		st.found.Errorf("", "cannot edit the JobSet: %v", err)
+		return out
+	}
+	st.found = summarize(st.found, pl)
+	out.jobset, out.generated = edited, objects
+	return out
+}
+
+// finish drops the infos of a JobSet with an error: it is left as it
+// was, and nothing was set on its behalf.
+func finish(found finding.List) finding.List {
 	if found.HasErrors() {
-		return out
+		return slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
 	}
-	// What an earlier run added goes first, so that what is read and
-	// checked is only what the user wrote.
-	stripRendering(rn.YNode())
-	js, f := jobset.Read(rn)
-	found.Add(f)
-	if found.HasErrors() {
-		return out
-	}
-	pl, f := plan.Build(js, config)
-	found.Add(f)
-	if pl == nil {
-		return out
-	}
+	return found
+}
+
+// generated is what the function generates for a JobSet besides its
+// edits: the ConfigMap's files, and the CURVE certificate of a new Secret
+// (nil when none is generated).
+type generated struct {
+	files fluxfiles.Files
+	cert  []byte
+}
+
+// generate makes the Flux files and the CURVE key of a plan, and checks
+// the objects of the same names already in the input. The findings of
+// an existing Secret are reported on that Secret.
+func (p *Processor) generate(pl *plan.Plan, index *index) (generated, finding.List, []report) {
+	var found finding.List
+	var reports []report
 	if cm := index.find("ConfigMap", pl.Namespace, pl.ConfigMapName); cm != nil && cm.GetLabel(plan.ManagedByLabel) != plan.ManagedByValue {
 		found.Errorf("metadata.name", "the ConfigMap %q that jobset-flux generates for this JobSet already exists and was not made by jobset-flux (no %s=%s label); rename or remove it", pl.ConfigMapName, plan.ManagedByLabel, plan.ManagedByValue)
 	}
@@ -193,7 +229,7 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index 
 	cert, f, secretFound := p.certificate(pl, existing)
 	found.Add(f)
 	if len(secretFound) > 0 {
-		out.reports = append(out.reports, report{existing, secretFound})
+		reports = append(reports, report{existing, secretFound})
 		if secretFound.HasErrors() {
 			found.Errorf("", "its CURVE Secret %q is not usable (see the error on that Secret)", pl.SecretName)
 		}
@@ -202,69 +238,7 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index 
 	if err != nil {
 		found.Errorf("", "cannot generate the Flux files: %v", err)
 	}
-	if found.HasErrors() {
-		return out
-	}
-	if err := applyPlan(rn.YNode(), pl); err != nil {
-		found.Errorf("", "cannot edit the JobSet: %v", err)
-		return out
-	}
-	found = summarize(found, pl)
-	yamltree.QuoteAmbiguous(rn.YNode())
-	out.jobset = fn.MoveToKubeObject(rn)
-	annotations := item.GetAnnotations()
-	out.generated = append(out.generated, configMap(pl, files, annotations))
-	if cert != nil {
-		out.generated = append(out.generated, secret(pl, cert, annotations))
-	}
-	return out
-}
-
-// summarize replaces the infos in found with one: what was set on the
-// user's behalf (spec.network, then each replicatedJob in rank order) and
-// the notes recorded while rendering (infos without a value set; their
-// messages name what they are about, since the merged info has no field
-// path). kpt prints every result, so a JobSet gets one info line, not one
-// per field; errors and warnings keep a result each. When nothing was set
-// and no note applies (re-rendering the function's own output), there is
-// no info at all.
-func summarize(found finding.List, pl *plan.Plan) finding.List {
-	var parts, notes []string
-	for _, f := range found {
-		if f.Severity == finding.Info {
-			notes = append(notes, f.Message)
-		}
-	}
-	found = slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
-	// What was set is the list applyPlan set, spec.network's named by
-	// their whole path.
-	if len(pl.SetNetwork) > 0 {
-		parts = append(parts, "set "+describeDefaults(pl.SetNetwork, jobset.NetworkPath))
-	}
-	for _, g := range pl.Groups {
-		if len(g.Set) > 0 {
-			parts = append(parts, fmt.Sprintf("replicatedJob %q: set %s", g.Name, describeDefaults(g.Set, "")))
-		}
-	}
-	parts = append(parts, notes...)
-	if len(parts) == 0 {
-		return found
-	}
-	brokers := "brokers"
-	if pl.Brokers == 1 {
-		brokers = "broker"
-	}
-	found.Infof("", "rendered for Flux (%d %s); %s", pl.Brokers, brokers, strings.Join(parts, "; "))
-	return found
-}
-
-// describeDefaults lists defaults as field=value, each field under path.
-func describeDefaults(defaults []plan.Default, path string) string {
-	set := make([]string, len(defaults))
-	for i, d := range defaults {
-		set[i] = yamltree.Key(path, d.Field) + "=" + d.Value.String()
-	}
-	return strings.Join(set, ", ")
+	return generated{files: files, cert: cert}, found, reports
 }
 
 // index finds input objects by kind, namespace and name.
