@@ -148,27 +148,18 @@ func looksLikeAccelerator(name string) bool {
 
 // Read reads a JobSet. Wrong types and missing required parts are errors
 // in the returned list; the JobSet is still returned as far as it could be
-// read, so that all problems can be reported in one run.
+// read, so that all problems can be reported in one run. It reads the
+// first of a key written twice: the caller refuses such an object before
+// (pkg/transform reports the duplicate keys of every item it is given).
 func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	r := &reader{}
 	root := rn.YNode()
-	r.duplicates(root, "")
 	meta := r.mapping(root, "", "metadata")
 	js := &JobSet{
 		Name:      r.str(meta, "metadata", "name"),
 		Namespace: r.str(meta, "metadata", "namespace"),
 	}
-	if ann := r.mapping(meta, "metadata", "annotations"); ann != nil {
-		js.Annotations = map[string]string{}
-		for i := 0; i+1 < len(ann.Content); i += 2 {
-			k, v := ann.Content[i].Value, yamltree.NonNull(ann.Content[i+1])
-			if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
-				r.found.Errorf(fmt.Sprintf("metadata.annotations[%s]", k), "annotation values must be strings (quote it), got %s", yamltree.DescribeValue(v))
-				continue
-			}
-			js.Annotations[k] = v.Value
-		}
-	}
+	js.Annotations = r.annotations(meta)
 	if js.Name == "" {
 		r.found.Errorf("metadata.name", "the JobSet has no name")
 	}
@@ -182,6 +173,31 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 		js.EnableDNSHostnames = r.boolean(network, NetworkPath, EnableDNSHostnamesField)
 		js.PublishNotReadyAddresses = r.boolean(network, NetworkPath, PublishNotReadyAddressesField)
 	}
+	js.ReplicatedJobs = r.replicatedJobs(spec)
+	return js, r.found
+}
+
+// annotations reads metadata.annotations, nil when there are none.
+func (r *reader) annotations(meta *yaml.Node) map[string]string {
+	ann := r.mapping(meta, "metadata", "annotations")
+	if ann == nil {
+		return nil
+	}
+	annotations := map[string]string{}
+	for i := 0; i+1 < len(ann.Content); i += 2 {
+		k, v := ann.Content[i].Value, yamltree.NonNull(ann.Content[i+1])
+		if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
+			r.found.Errorf(fmt.Sprintf("metadata.annotations[%s]", k), "annotation values must be strings (quote it), got %s", yamltree.DescribeValue(v))
+			continue
+		}
+		annotations[k] = v.Value
+	}
+	return annotations
+}
+
+// replicatedJobs reads spec.replicatedJobs, which must not be empty.
+func (r *reader) replicatedJobs(spec *yaml.Node) []ReplicatedJob {
+	var rjs []ReplicatedJob
 	items := r.list(spec, SpecKey, ReplicatedJobsKey)
 	// An empty list is as useless as none (and leaves no pod to be rank 0).
 	if n := yamltree.Get(spec, ReplicatedJobsKey); n == nil || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
@@ -193,9 +209,9 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 			r.found.Errorf(path, "must be a map with name, replicas and template")
 			continue
 		}
-		js.ReplicatedJobs = append(js.ReplicatedJobs, r.replicatedJob(item, i, path))
+		rjs = append(rjs, r.replicatedJob(item, i, path))
 	}
-	return js, r.found
+	return rjs
 }
 
 func (r *reader) replicatedJob(item *yaml.Node, index int, path string) ReplicatedJob {

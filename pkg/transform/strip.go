@@ -44,21 +44,26 @@ func stripRendering(root *yaml.Node) {
 			continue
 		}
 		for _, c := range containers.Content {
-			if removeMatching(c, jobset.VolumeMountsKey, patterns.mounts) == 0 {
-				continue
-			}
-			cmd := yamltree.Get(c, jobset.CommandKey)
-			if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 || cmd.Content[0].Value != plan.EntrypointPath {
-				continue
-			}
-			cmd.Content = cmd.Content[1:]
-			// The function writes a command it adds in block style; a
-			// flow-style [] was the user's, and is kept so that the next
-			// render writes it the same way again.
-			if len(cmd.Content) == 0 && cmd.Style&yaml.FlowStyle == 0 {
-				yamltree.Remove(c, jobset.CommandKey)
+			if removeMatching(c, jobset.VolumeMountsKey, patterns.mounts) > 0 {
+				unwrapCommand(c)
 			}
 		}
+	}
+}
+
+// unwrapCommand removes the entrypoint from the front of a container's
+// command, and the command when the function added it.
+func unwrapCommand(c *yaml.Node) {
+	cmd := yamltree.Get(c, jobset.CommandKey)
+	if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 || cmd.Content[0].Value != plan.EntrypointPath {
+		return
+	}
+	cmd.Content = cmd.Content[1:]
+	// The function writes a command it adds in block style; a flow-style
+	// [] was the user's, and is kept so that the next render writes it
+	// the same way again.
+	if len(cmd.Content) == 0 && cmd.Style&yaml.FlowStyle == 0 {
+		yamltree.Remove(c, jobset.CommandKey)
 	}
 }
 
@@ -126,14 +131,7 @@ func matches(n, pattern *yaml.Node) bool {
 	case yaml.ScalarNode:
 		return n.Value == pattern.Value
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(pattern.Content); i += 2 {
-			// A null counts as written: the pattern decides.
-			v, ok := yamltree.Lookup(n, pattern.Content[i].Value)
-			if !ok || !matches(v, pattern.Content[i+1]) {
-				return false
-			}
-		}
-		return true
+		return mapMatches(n, pattern)
 	case yaml.SequenceNode:
 		for i := range n.Content {
 			if !matches(n.Content[i], pattern.Content[i]) {
@@ -143,6 +141,19 @@ func matches(n, pattern *yaml.Node) bool {
 		return true
 	}
 	return false
+}
+
+// mapMatches reports whether the map n has each key of the map pattern,
+// with a value that matches the pattern's.
+func mapMatches(n, pattern *yaml.Node) bool {
+	for i := 0; i+1 < len(pattern.Content); i += 2 {
+		// A null counts as written: the pattern decides.
+		v, ok := yamltree.Lookup(n, pattern.Content[i].Value)
+		if !ok || !matches(v, pattern.Content[i+1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // removeMatching drops the items of the list at key that match one of
