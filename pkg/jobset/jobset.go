@@ -45,6 +45,8 @@ type JobSet struct {
 	Subdomain                                    string
 	EnableDNSHostnames, PublishNotReadyAddresses *bool
 	ReplicatedJobs                               []ReplicatedJob
+	// Policies are spec.failurePolicy and spec.startupPolicy.
+	Policies Policies
 }
 
 // ReplicatedJob is one entry of spec.replicatedJobs.
@@ -58,7 +60,11 @@ type ReplicatedJob struct {
 	Completions, Parallelism *int
 	CompletionMode           string
 	BackoffLimit             *int
-	Pod                      Pod
+	// Retries are the Job's other retry fields.
+	Retries Retries
+	// DependsOn is the replicatedJob's dependsOn, in order.
+	DependsOn []Dependency
+	Pod       Pod
 }
 
 // JobPath is the path of the replicatedJob's Job spec.
@@ -77,6 +83,8 @@ type Pod struct {
 	// SeccompProfile is true when the pod's securityContext sets a
 	// seccompProfile, which every container without its own then inherits.
 	SeccompProfile bool
+	// DNS is the pod's dnsPolicy and dnsConfig.searches.
+	DNS DNS
 }
 
 // Container is one container of a pod template.
@@ -106,6 +114,8 @@ type Container struct {
 	// one per resource name.
 	Accelerators []string
 	Mounts       []Mount
+	// ReadinessProbe is true when the container has a readinessProbe.
+	ReadinessProbe bool
 }
 
 // EnvVar is one literal or referenced environment variable.
@@ -174,6 +184,7 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 		js.PublishNotReadyAddresses = r.boolean(network, NetworkPath, PublishNotReadyAddressesField)
 	}
 	js.ReplicatedJobs = r.replicatedJobs(spec)
+	js.Policies = r.policies(spec)
 	return js, r.found
 }
 
@@ -223,6 +234,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 	if n := r.integer(item, path, "replicas"); n != nil {
 		rj.Replicas = *n
 	}
+	rj.DependsOn = r.dependsOn(item, path)
 	job, jobPath := r.follow(item, path, jobKeys)
 	if job == nil {
 		r.found.Errorf(jobPath, "the replicatedJob has no Job template spec")
@@ -232,6 +244,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 	rj.Parallelism = r.integer(job, jobPath, ParallelismField)
 	rj.CompletionMode = r.str(job, jobPath, CompletionModeField)
 	rj.BackoffLimit = r.integer(job, jobPath, BackoffLimitField)
+	rj.Retries = r.retries(job, jobPath)
 	pod, podPath := r.follow(job, jobPath, podKeys)
 	if pod == nil {
 		r.found.Errorf(podPath, "the replicatedJob has no pod template spec")
@@ -261,6 +274,7 @@ func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	p.Volumes = r.names(pod, path, VolumesKey)
 	sc := r.mapping(pod, path, "securityContext")
 	p.SeccompProfile = r.mapping(sc, yamltree.Key(path, "securityContext"), "seccompProfile") != nil
+	p.DNS = r.dns(pod, path)
 	return p
 }
 
@@ -300,6 +314,7 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, mp, "name"), MountPath: r.str(m, mp, "mountPath")})
 	}
 	r.resources(&c, r.mapping(n, path, "resources"), yamltree.Key(path, "resources"))
+	c.ReadinessProbe = yamltree.NonNull(yamltree.Get(n, "readinessProbe")) != nil
 	return c
 }
 

@@ -261,7 +261,7 @@ func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 			t.Errorf("%s is set in place %d, want %d", d, d.In, places[d.Field])
 		}
 	}
-	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 3\n", 1)
+	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 0\n", 1)
 	p, _ = build(read(t, text), settings.Defaults())
 	if got := fmt.Sprint(p.Groups[0].Set); got != "[restartPolicy=Never]" {
 		t.Errorf("set = %s, want only restartPolicy", got)

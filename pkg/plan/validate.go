@@ -38,6 +38,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	}
 	found.Add(checkRanks(js, groups))
 	found.Add(checkLauncher(&s))
+	found.Add(checkKubernetes(js, groups))
 	if found.HasErrors() {
 		return found
 	}

@@ -77,6 +77,7 @@ type ReplicatedJob struct {
 	job, pod  map[string]any
 	container map[string]any
 	others    []any
+	deps      []any
 }
 
 // Job returns a replicatedJob named name: one Job of one pod, whose
@@ -117,6 +118,9 @@ func (r *ReplicatedJob) ContainerField(field string, value any) *ReplicatedJob {
 	return r
 }
 
+// DependsOn sets the replicatedJob's dependsOn, as YAML decodes it.
+func (r *ReplicatedJob) DependsOn(deps []any) *ReplicatedJob { r.deps = deps; return r }
+
 // Sidecar appends a container after "app", as YAML decodes it.
 func (r *ReplicatedJob) Sidecar(container map[string]any) *ReplicatedJob {
 	r.others = append(r.others, container)
@@ -132,5 +136,9 @@ func (r *ReplicatedJob) obj() map[string]any {
 	for k, v := range r.job {
 		job[k] = v
 	}
-	return map[string]any{"name": r.name, "replicas": r.replicas, "template": map[string]any{"spec": job}}
+	rj := map[string]any{"name": r.name, "replicas": r.replicas, "template": map[string]any{"spec": job}}
+	if r.deps != nil {
+		rj["dependsOn"] = r.deps
+	}
+	return rj
 }
