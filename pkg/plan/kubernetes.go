@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
@@ -89,13 +90,17 @@ func checkDNS(js *jobset.JobSet, pod *jobset.Pod) finding.List {
 }
 
 // serviceDomain matches a search entry <namespace>.svc.<cluster domain>.
-var serviceDomain = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.svc\.[a-z0-9.-]+\.?$`)
+// It is compiled on first use: start-up is paid on every render, and few
+// JobSets set dnsPolicy None.
+var serviceDomain = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.svc\.[a-z0-9.-]+\.?$`)
+})
 
 // isServiceSearch reports whether a search entry is the namespace's
 // services domain (any namespace when the JobSet names none: it gets one
 // when it is applied).
 func isServiceSearch(entry, namespace string) bool {
-	m := serviceDomain.FindStringSubmatch(entry)
+	m := serviceDomain().FindStringSubmatch(entry)
 	return m != nil && (namespace == "" || m[1] == namespace)
 }
 
