@@ -2,7 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
+	sigsyaml "sigs.k8s.io/yaml"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,25 +30,44 @@ func read(t *testing.T, text string) *jobset.JobSet {
 	return js
 }
 
-// jobsetYAML builds a JobSet with the given annotations and replicatedJobs
-// (each "name:replicas:completions[:container extra YAML]").
-func jobsetYAML(annotations map[string]string, rjs ...string) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: js\n  annotations:\n    flux-framework.org/enabled: \"true\"\n")
-	for k, v := range annotations {
-		fmt.Fprintf(&b, "    %s: %q\n", k, v)
+// job is a replicatedJob written "name:replicas:completions[:container
+// extra YAML]", the extra YAML holding fields of its container.
+func job(spec string) *jobsettest.ReplicatedJob {
+	parts := strings.SplitN(spec, ":", 4)
+	replicas, err1 := strconv.Atoi(parts[1])
+	completions, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil {
+		panic("bad replicatedJob spec " + spec)
 	}
-	b.WriteString("spec:\n  replicatedJobs:\n")
-	for _, rj := range rjs {
-		parts := strings.SplitN(rj, ":", 4)
-		fmt.Fprintf(&b, "  - name: %s\n    replicas: %s\n    template:\n      spec:\n        completions: %s\n        template:\n          spec:\n            containers:\n            - name: app\n              image: app\n              command: [run]\n", parts[0], parts[1], parts[2])
-		if len(parts) == 4 {
-			for _, line := range strings.Split(parts[3], "\n") {
-				b.WriteString("              " + line + "\n")
-			}
+	rj := jobsettest.Job(parts[0]).Replicas(replicas).Completions(completions)
+	if len(parts) == 4 {
+		var fields map[string]any
+		if err := sigsyaml.Unmarshal([]byte(parts[3]), &fields); err != nil {
+			panic(fmt.Sprintf("bad container YAML in %s: %v", spec, err))
+		}
+		for k, v := range fields {
+			rj.ContainerField(k, v)
 		}
 	}
-	return b.String()
+	return rj
+}
+
+// jobsetOf is the JobSet "js" with the given annotations and replicatedJobs.
+func jobsetOf(annotations map[string]string, rjs ...*jobsettest.ReplicatedJob) *jobsettest.JobSet {
+	js := jobsettest.New("js").Jobs(rjs...)
+	for k, v := range annotations {
+		js.Annotation(k, v)
+	}
+	return js
+}
+
+// jobsetYAML is jobsetOf with replicatedJobs written as job reads them.
+func jobsetYAML(annotations map[string]string, specs ...string) string {
+	var rjs []*jobsettest.ReplicatedJob
+	for _, spec := range specs {
+		rjs = append(rjs, job(spec))
+	}
+	return jobsetOf(annotations, rjs...).YAML()
 }
 
 // build runs the pipeline's middle on one JobSet, as the transform does:
@@ -261,12 +283,12 @@ func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 			t.Errorf("%s is set in place %d, want %d", d, d.In, places[d.Field])
 		}
 	}
-	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 0\n", 1)
+	text := jobsetOf(nil, job("w:1:2").JobField("parallelism", 2).JobField("completionMode", "Indexed").JobField("backoffLimit", 0)).YAML()
 	p, _ = build(read(t, text), settings.Defaults())
 	if got := fmt.Sprint(p.Groups[0].Set); got != "[restartPolicy=Never]" {
 		t.Errorf("set = %s, want only restartPolicy", got)
 	}
-	text = strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        parallelism: 3\n", 1)
+	text = jobsetOf(nil, jobsettest.Job("w").JobField("parallelism", 3)).YAML()
 	p, _ = build(read(t, text), settings.Defaults())
 	if got := fmt.Sprint(p.Groups[0].Set); !strings.Contains(got, "completions=3") || strings.Contains(got, "parallelism") {
 		t.Errorf("set = %s with parallelism 3 and no completions, want completions=3 and no parallelism", got)
@@ -279,8 +301,11 @@ func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 // is the user's: it is reported, never taken for an earlier rendering
 // and silently replaced.
 func TestLookalikeRenderingRefused(t *testing.T) {
-	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "command: [run]", "command: ["+EntrypointPath+", run]\n              volumeMounts:\n              - name: flux-config\n                mountPath: /data", 1)
-	text = strings.Replace(text, "            containers:", "            initContainers:\n            - name: flux-installer\n              image: view\n            volumes:\n            - name: flux-config\n              emptyDir: {}\n            containers:", 1)
+	text := jobsetOf(nil, job("w:1:2").
+		ContainerField("command", []any{EntrypointPath, "run"}).
+		ContainerField("volumeMounts", []any{map[string]any{"name": "flux-config", "mountPath": "/data"}}).
+		PodField("initContainers", []any{map[string]any{"name": "flux-installer", "image": "view"}}).
+		PodField("volumes", []any{map[string]any{"name": "flux-config", "emptyDir": map[string]any{}}})).YAML()
 	p, found := build(read(t, text), settings.Defaults())
 	if p != nil {
 		t.Fatal("built a plan")
@@ -302,15 +327,15 @@ func TestBuildErrors(t *testing.T) {
 		{"a million cpus", jobsetYAML(nil, "w:1:2:resources:\n  limits:\n    cpu: 1000000"), "more than the 65536 a Flux node may have"},
 		{"fewer cores than tasks", jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "8"}, "w:1:2:resources:\n  limits:\n    cpu: 4"), "set flux-framework.org/cores-per-node to 8"},
 		{"gpus indivisible by tasks", jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "4"}, "w:1:2:resources:\n  limits:\n    nvidia.com/gpu: 2"), "must be a multiple of tasks-per-node"},
-		{"hostname", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: "+strings.Repeat("j", 52), 1), "more than the 57"},
+		{"hostname", jobsettest.New(strings.Repeat("j", 52)).Jobs(job("w:1:2")).YAML(), "more than the 57"},
 		{"too many brokers", jobsetYAML(nil, "w:1001:1000"), "more than 1000000 brokers"},
-		{"jobset name", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: 9js", 1), "DNS-1035"},
+		{"jobset name", jobsettest.New("9js").Jobs(job("w:1:2")).YAML(), "DNS-1035"},
 		{"env valueFrom", jobsetYAML(nil, "w:1:2:env:\n- name: FLUX_VIEW_IMAGE\n  valueFrom:\n    configMapKeyRef: {name: x, key: y}"), "must be a literal value"},
 		{"env conflict", jobsetYAML(nil, "a:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: easy", "b:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: fcfs"), "the whole instance needs one value"},
 		{"launcher with tasks-per-node", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/tasks-per-node": "2"}, "w:1:2"), "tasks-per-node shapes the flux run of the command, but launcher is true (metadata.annotations[flux-framework.org/launcher])"},
 		{"launcher with run-options", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/run-options": "-o pmi=pmix"}, "w:1:2"), "run-options shapes the flux run of the command, but launcher is true"},
 		{"launcher and interactive", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/interactive": "true"}, "w:1:2"), "interactive and launcher are both true"},
-		{"launcher without command", strings.Replace(jobsetYAML(map[string]string{"flux-framework.org/launcher": "true"}, "w:1:2"), "command: [run]", "", 1), "launcher is true (metadata.annotations[flux-framework.org/launcher]) but the container has no command"},
+		{"launcher without command", jobsetOf(map[string]string{"flux-framework.org/launcher": "true"}, job("w:1:2").ContainerField("command", nil)).YAML(), "launcher is true (metadata.annotations[flux-framework.org/launcher]) but the container has no command"},
 		{"flux-path with a view image", jobsetYAML(map[string]string{"flux-framework.org/flux-path": "/opt/flux", "flux-framework.org/view-image": "ghcr.io/x/view:1"}, "w:1:2"), "flux-path says the image carries Flux, but view-image is \"ghcr.io/x/view:1\" (metadata.annotations[flux-framework.org/view-image])"},
 		{"mount overlap", jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: x\n  mountPath: /mnt/flux"), "overlaps a path jobset-flux mounts"},
 	} {
@@ -427,27 +452,13 @@ func TestAcceleratorWarnings(t *testing.T) {
 // warning at that command; one that repeats the leader's, or has none,
 // does not.
 func TestUnusedCommandsWarned(t *testing.T) {
-	text := jobsetYAML(nil, "launcher:1:1", "same:1:2", "none:1:1", "workers:2:1", "argsonly:1:1")
-	lines := strings.Split(text, "\n")
-	// Give each replicatedJob its own command: launcher and same keep
+	// Each replicatedJob has its own command: launcher and same keep
 	// [run]; none has none; workers sleeps; argsonly has args only.
-	group := ""
-	for i, l := range lines {
-		if name, ok := strings.CutPrefix(l, "  - name: "); ok {
-			group = name
-		}
-		if strings.TrimSpace(l) == "command: [run]" {
-			switch group {
-			case "none":
-				lines[i] = ""
-			case "workers":
-				lines[i] = strings.Replace(l, "[run]", "[sleep, infinity]", 1)
-			case "argsonly":
-				lines[i] = strings.Replace(l, "command: [run]", "args: [--serve]", 1)
-			}
-		}
-	}
-	p, found := build(read(t, strings.Join(lines, "\n")), settings.Defaults())
+	text := jobsetOf(nil, job("launcher:1:1"), job("same:1:2"),
+		job("none:1:1").ContainerField("command", nil),
+		job("workers:2:1").ContainerField("command", []any{"sleep", "infinity"}),
+		job("argsonly:1:1").ContainerField("command", nil).ContainerField("args", []any{"--serve"})).YAML()
+	p, found := build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
