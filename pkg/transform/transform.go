@@ -1,8 +1,10 @@
-// Package transform is the jobset-flux KRM function: it reads a
-// ResourceList, selects the JobSets annotated for Flux, resolves and
-// validates their settings, builds a plan for each, edits the JobSets in
-// place and appends the generated ConfigMap and Secret. A JobSet with any
-// error is left exactly as it was; every other item is passed through.
+// Package transform is the jobset-flux KRM function. Each JobSet goes
+// down one pipeline (processJobSet): read, select, resolve its settings
+// (pkg/settings), validate and derive its plan (pkg/plan), generate the
+// Flux files and the CURVE key, render (edit the JobSet's YAML, build the
+// ConfigMap and Secret), and report results. A JobSet with any error is
+// left exactly as it was; every other item is passed through.
+// docs/design.md describes each step.
 package transform
 
 import (
@@ -60,8 +62,11 @@ type report struct {
 	found finding.List
 }
 
-// Process implements fn.ResourceListProcessor. It returns false when any
-// error result was produced.
+// Process implements fn.ResourceListProcessor: the function config is
+// resolved once, then each JobSet selected goes down the pipeline
+// (processJobSet), and its outcome replaces it; generated objects whose
+// JobSet is gone are pruned. It returns false when any error result was
+// produced.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	var reports []report
 	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
@@ -73,36 +78,17 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	if found.HasErrors() {
 		return false, nil
 	}
-
 	index := newIndex(rl.Items)
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
-		if dup := duplicateKeys(nodeOf(item)); len(dup) > 0 {
-			// Passed through as it is, like any item with an error; a
-			// JobSet among them is not rendered.
-			reports = append(reports, report{item, dup})
-			continue
-		}
-		if !selected(item, &reports) {
-			continue
-		}
-		if index.duplicate(item) {
-			reports = append(reports, report{item, finding.List{{Severity: finding.Error, Path: "metadata.name",
-				Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
+		if !selectItem(item, index, &reports) {
 			continue
 		}
 		out := p.processJobSet(item, config, index)
 		reports = append(reports, out.reports...)
-		if out.failed() {
-			continue
-		}
-		rl.Items[i] = out.jobset
-		for _, obj := range out.generated {
-			if at, ok := index.position(obj); ok {
-				rl.Items[at] = withPlacement(obj, rl.Items[at])
-			} else {
-				added = append(added, obj)
-			}
+		if !out.failed() {
+			rl.Items[i] = out.jobset
+			added = append(added, place(out.generated, rl.Items, index)...)
 		}
 	}
 	rl.Items = append(rl.Items, added...)
@@ -113,6 +99,41 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// selectItem reports whether item goes down the pipeline: a JobSet
+// selected for Flux, written once, with no key written twice. Every item
+// with a key written twice is reported and passed through as it is,
+// like any item with an error.
+func selectItem(item *fn.KubeObject, index *index, reports *[]report) bool {
+	if dup := duplicateKeys(nodeOf(item)); len(dup) > 0 {
+		*reports = append(*reports, report{item, dup})
+		return false
+	}
+	if !selected(item, reports) {
+		return false
+	}
+	if index.duplicate(item) {
+		*reports = append(*reports, report{item, finding.List{{Severity: finding.Error, Path: "metadata.name",
+			Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
+		return false
+	}
+	return true
+}
+
+// place puts each generated object where the input holds one of its
+// kind, namespace and name (kpt wrote it into the package), and returns
+// the others, to be appended.
+func place(generated []*fn.KubeObject, items fn.KubeObjects, index *index) []*fn.KubeObject {
+	var added []*fn.KubeObject
+	for _, obj := range generated {
+		if at, ok := index.position(obj); ok {
+			items[at] = withPlacement(obj, items[at])
+		} else {
+			added = append(added, obj)
+		}
+	}
+	return added
 }
 
 // selected reports whether item is a JobSet to render. Other objects
