@@ -51,13 +51,17 @@ func checkRetries(rj *jobset.ReplicatedJob) finding.List {
 		add(&found, finding.Error, job+".backoffLimit", strconv.Itoa(*b), "0",
 			"is %d: the Job replaces a failed pod up to %d times, and the new pod's broker, with the failed one's rank, waits for an instance that is gone (rank 0's peers have exited, or a follower's instance lost it) instead of failing the Job; set backoffLimit to 0 or remove it (jobset-flux sets 0), so that a failed broker fails the Job and spec.failurePolicy decides what happens next", *b, *b)
 	}
+	// The Job's backoffLimit caps its per-index limits: with the 0 Flux
+	// needs, the first failed pod fails the Job whatever they say (shown
+	// on a real cluster, test/kube TestRetryJoinsDeadInstance), so they
+	// do nothing but mislead.
 	if b := rj.Retries.BackoffLimitPerIndex; b != nil {
-		add(&found, finding.Error, job+".backoffLimitPerIndex", strconv.Itoa(*b), "",
-			"is %d: the Job then handles each index's failures on its own (%d retries each, a new broker of that rank that cannot join the instance) and fails only when every index has finished, so a failed broker ends neither the Job nor the instance and its peers wait; remove backoffLimitPerIndex and maxFailedIndexes (jobset-flux sets backoffLimit 0, so a failed broker fails the Job)", *b, *b)
+		add(&found, finding.Warning, job+".backoffLimitPerIndex", strconv.Itoa(*b), "",
+			"is %d, but it never applies: a Flux Job needs backoffLimit 0 (jobset-flux sets it when absent), which fails the Job at its first failed pod whatever the per-index limit says, and a retried index would start a broker that cannot join the instance; remove backoffLimitPerIndex and maxFailedIndexes", *b)
 	}
 	if m := rj.Retries.MaxFailedIndexes; m != nil {
-		add(&found, finding.Error, job+".maxFailedIndexes", strconv.Itoa(*m), "",
-			"is %d: it goes with backoffLimitPerIndex, which lets the Job run on with failed brokers (their peers wait for them); remove both", *m)
+		add(&found, finding.Warning, job+".maxFailedIndexes", strconv.Itoa(*m), "",
+			"is %d, but it never applies: it goes with backoffLimitPerIndex, and a Flux Job's backoffLimit 0 fails the Job at its first failed pod; remove both", *m)
 	}
 	for _, a := range rj.Retries.PodFailureActions {
 		if a.Value == jobset.PodFailurePolicyIgnore {

@@ -85,8 +85,8 @@ func TestRetriesRefused(t *testing.T) {
 		{"backoffLimit 0 is fine", jobsettest.New("js").Jobs(w().JobField("backoffLimit", 0)), 0, "", nil},
 		{"backoffLimit above 0", jobsettest.New("js").Jobs(w().JobField("backoffLimit", 2)), finding.Error, job0 + ".backoffLimit",
 			[]string{"is 2", "replaces a failed pod up to 2 times", "instance that is gone", "set backoffLimit to 0 or remove it"}},
-		{"backoffLimitPerIndex", jobsettest.New("js").Jobs(w().JobField("backoffLimitPerIndex", 0).JobField("backoffLimit", 0)), finding.Error, job0 + ".backoffLimitPerIndex",
-			[]string{"is 0", "fails only when every index has finished", "remove backoffLimitPerIndex and maxFailedIndexes"}},
+		{"backoffLimitPerIndex", jobsettest.New("js").Jobs(w().JobField("backoffLimitPerIndex", 1)), finding.Warning, job0 + ".backoffLimitPerIndex",
+			[]string{"is 1, but it never applies", "backoffLimit 0", "first failed pod", "remove backoffLimitPerIndex and maxFailedIndexes"}},
 		{"podFailurePolicy Ignore", jobsettest.New("js").Jobs(w().JobField("podFailurePolicy", map[string]any{"rules": []any{
 			map[string]any{"action": "FailJob", "onExitCodes": map[string]any{"operator": "In", "values": []any{1}}},
 			map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
@@ -100,7 +100,7 @@ func TestRetriesRefused(t *testing.T) {
 			Jobs(w(), jobsettest.Job("setup").JobField("backoffLimit", 3)), 0, "", nil},
 	})
 	found := kubeFindings(t, jobsettest.New("js").Jobs(w().JobField("backoffLimitPerIndex", 1).JobField("maxFailedIndexes", 1)))
-	if f, ok := findingAt(found, job0+".maxFailedIndexes"); !ok || f.Severity != finding.Error || f.Current != "1" || !strings.Contains(f.Message, "remove both") {
+	if f, ok := findingAt(found, job0+".maxFailedIndexes"); !ok || f.Severity != finding.Warning || f.Current != "1" || !strings.Contains(f.Message, "remove both") {
 		t.Errorf("maxFailedIndexes: %+v", found)
 	}
 }
