@@ -2,6 +2,7 @@ package plan
 
 import (
 	"path"
+	"slices"
 	"strconv"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
@@ -222,14 +223,7 @@ func deriveInteractive(js *jobset.JobSet, p *Plan) (bool, finding.List) {
 }
 
 // isReserved reports whether a volume name is one the function owns.
-func isReserved(name string) bool {
-	for _, r := range ReservedVolumes {
-		if r == name {
-			return true
-		}
-	}
-	return false
-}
+func isReserved(name string) bool { return slices.Contains(ReservedVolumes, name) }
 
 // cleanPath is a mount path with repeated slashes, "." and ".." resolved.
 func cleanPath(p string) string { return path.Clean("/" + p) }
