@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,33 +62,6 @@ func (j hJobSet) object() map[string]any {
 		}
 		return v
 	}
-	ann := map[string]any{settings.EnabledAnnotation: "true"}
-	for k, v := range j.ann {
-		ann[k] = v
-	}
-	container := map[string]any{"name": or(j.container, "app"), "image": "busybox:1.36"}
-	if j.command != nil {
-		container["command"] = j.command
-	} else {
-		container["command"] = []string{"sleep", "1"}
-	}
-	if j.args != nil {
-		container["args"] = j.args
-	}
-	var env []any
-	for _, k := range slices.Sorted(mapKeys(j.env)) {
-		env = append(env, map[string]any{"name": k, "value": j.env[k]})
-	}
-	if env != nil {
-		container["env"] = env
-	}
-	if j.containerSecurity != nil {
-		container["securityContext"] = j.containerSecurity
-	}
-	pod := map[string]any{"containers": []any{container}}
-	if j.podSecurity != nil {
-		pod["securityContext"] = j.podSecurity
-	}
 	replicas, completions := j.replicas, j.completions
 	if replicas == 0 {
 		replicas = 1
@@ -95,22 +69,41 @@ func (j hJobSet) object() map[string]any {
 	if completions == 0 {
 		completions = 2
 	}
-	meta := map[string]any{"name": or(j.name, "js"), "annotations": ann}
+	command := []string{"sleep", "1"}
+	if j.command != nil {
+		command = j.command
+	}
+	rj := jobsettest.Job(or(j.rjName, "w")).Replicas(replicas).Completions(completions).
+		ContainerField("name", or(j.container, "app")).
+		ContainerField("image", "busybox:1.36").
+		ContainerField("command", command)
+	if j.args != nil {
+		rj.ContainerField("args", j.args)
+	}
+	var env []any
+	for _, k := range slices.Sorted(mapKeys(j.env)) {
+		env = append(env, map[string]any{"name": k, "value": j.env[k]})
+	}
+	if env != nil {
+		rj.ContainerField("env", env)
+	}
+	if j.containerSecurity != nil {
+		rj.ContainerField("securityContext", j.containerSecurity)
+	}
+	if j.podSecurity != nil {
+		rj.PodField("securityContext", j.podSecurity)
+	}
+	js := jobsettest.New(or(j.name, "js")).Jobs(rj)
+	for k, v := range j.ann {
+		js.Annotation(k, v)
+	}
 	if j.namespace != "" {
-		meta["namespace"] = j.namespace
+		js.Namespace(j.namespace)
 	}
-	spec := map[string]any{"replicatedJobs": []any{map[string]any{
-		"name":     or(j.rjName, "w"),
-		"replicas": replicas,
-		"template": map[string]any{"spec": map[string]any{
-			"completions": completions,
-			"template":    map[string]any{"spec": pod},
-		}},
-	}}}
 	if j.subdomain != "" {
-		spec["network"] = map[string]any{"subdomain": j.subdomain}
+		js.Spec("network", map[string]any{"subdomain": j.subdomain})
 	}
-	return map[string]any{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta, "spec": spec}
+	return js.Obj()
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
