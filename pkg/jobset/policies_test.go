@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
