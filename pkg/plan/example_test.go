@@ -3,6 +3,7 @@ package plan_test
 import (
 	"fmt"
 
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -58,8 +59,8 @@ func ExampleValidate() {
 	js := readJobSet(jobsettest.New("sim").Jobs(jobsettest.Job("workers").Completions(4).JobField("backoffLimit", 1)))
 	s, _ := settings.Resolve(settings.Defaults(), js)
 	for _, f := range plan.Validate(js, s) {
-		fmt.Println(f.Severity, f.Path, "current", f.Current, "proposed", f.Proposed)
+		fmt.Println("error:", f.Severity == finding.Error, f.Path, "current", f.Current, "proposed", f.Proposed)
 	}
 	// Output:
-	// error spec.replicatedJobs[0].template.spec.backoffLimit current 1 proposed 0
+	// error: true spec.replicatedJobs[0].template.spec.backoffLimit current 1 proposed 0
 }
