@@ -71,12 +71,12 @@ func renderBroker(p *plan.Plan) (string, error) {
 	doc := brokerConfig{
 		Bootstrap: bootstrapTable{
 			CurveCert:      plan.CertPath,
-			DefaultPort:    p.Port,
-			DefaultBind:    "tcp://" + uriPart(p.NetworkDevice) + ":%p",
+			DefaultPort:    p.Settings.Port,
+			DefaultBind:    "tcp://" + uriPart(p.Settings.NetworkDevice) + ":%p",
 			DefaultConnect: "tcp://%h." + uriPart(p.Subdomain) + ":%p",
 		},
 		Resource: map[string]any{"noverify": true},
-		Qmanager: map[string]any{"queue-policy": p.QueuePolicy},
+		Qmanager: map[string]any{"queue-policy": p.Settings.QueuePolicy},
 		Access:   map[string]any{"allow-root-owner": true},
 	}
 	resources := make([]resourceEntry, len(p.Groups))
@@ -90,8 +90,8 @@ func renderBroker(p *plan.Plan) (string, error) {
 	// after the document.
 	rest := map[string]any{}
 	mergeable := map[string]map[string]any{"resource": doc.Resource, "sched-fluxion-qmanager": doc.Qmanager, "access": doc.Access}
-	for _, name := range slices.Sorted(maps.Keys(p.BrokerConfig)) {
-		sub, ok := p.BrokerConfig[name].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(p.Settings.BrokerConfig)) {
+		sub, ok := p.Settings.BrokerConfig[name].(map[string]any)
 		switch {
 		case !ok:
 			return "", fmt.Errorf("fluxfiles: render %s: broker-config: top-level key %q is not a table", plan.BrokerConfig, name)

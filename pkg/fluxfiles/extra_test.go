@@ -21,7 +21,7 @@ func TestBrokerExtra(t *testing.T) {
 		"job-manager":            map[string]any{"plugins": []any{map[string]any{"load": "x.so"}}},
 		"odd name":               map[string]any{"k": "v"},
 	}
-	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.BrokerConfig = extra })
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.Settings.BrokerConfig = extra })
 	f, err := Render(p)
 	if err != nil {
 		t.Fatalf("Render: %v", err)
@@ -45,7 +45,7 @@ func TestBrokerExtra(t *testing.T) {
 		t.Errorf("a table name that is no bare key is not quoted:\n%s", f.Broker)
 	}
 
-	p.BrokerConfig = map[string]any{"top": 1}
+	p.Settings.BrokerConfig = map[string]any{"top": 1}
 	if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "not a table") {
 		t.Errorf("a top-level key: %v, want an error", err)
 	}
@@ -57,7 +57,7 @@ func TestBrokerExtra(t *testing.T) {
 		{"access": map[string]any{"allow-root-owner": false}},
 		{"bootstrap": map[string]any{"default_port": int64(1)}},
 	} {
-		p.BrokerConfig = owned
+		p.Settings.BrokerConfig = owned
 		if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "which jobset-flux writes") {
 			t.Errorf("broker-config %v: %v, want an error", owned, err)
 		}

@@ -166,7 +166,7 @@ func Render(p *plan.Plan) (Files, error) {
 	if f.Broker, err = renderBroker(p); err != nil {
 		return Files{}, err
 	}
-	f.Setup = p.Setup
+	f.Setup = p.Settings.Setup
 	return f, nil
 }
 
@@ -198,12 +198,12 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	if p.GPUsPerTask > 0 {
 		opts.WriteString(" -g " + sh.one("GPUs per task", p.GPUsPerTask))
 	}
-	for _, o := range p.RunOptions {
+	for _, o := range p.Settings.RunOptions {
 		opts.WriteString(" " + sh.one("run option", o))
 	}
 	program["runOptions"] = opts.String()
 	programText, interactive := runText, ""
-	if p.Launcher {
+	if p.Settings.Launcher {
 		// The command itself is the initial program: rank 0 runs it
 		// once, inside the instance, and exits with its exit code.
 		programText, program = launcherText, values{}
@@ -218,9 +218,9 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 		"CertPath":             plan.CertPath,
 		"CertSource":           plan.CertSourcePath,
 		"ConfigPathOption":     "-o,--config-path=" + plan.ConfigDir,
-		"ConnectTimeoutOption": "-Stbon.connect_timeout=" + p.ConnectTimeout,
-		"TopologyOption":       "-Stbon.topo=" + p.Topology,
-		"QueuePolicy":          p.QueuePolicy,
+		"ConnectTimeoutOption": "-Stbon.connect_timeout=" + p.Settings.ConnectTimeout,
+		"TopologyOption":       "-Stbon.topo=" + p.Settings.Topology,
+		"QueuePolicy":          p.Settings.QueuePolicy,
 	})
 	if sh.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
@@ -228,10 +228,10 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	// Extra attributes after the computed ones: the settings refuse any
 	// the entrypoint sets, so none is given twice.
 	var attrs strings.Builder
-	if p.LogLevel != nil {
-		attrs.WriteString("\n    " + sh.one("log level", fmt.Sprintf("-Slog-stderr-level=%d", *p.LogLevel)))
+	if p.Settings.LogLevel != nil {
+		attrs.WriteString("\n    " + sh.one("log level", fmt.Sprintf("-Slog-stderr-level=%d", *p.Settings.LogLevel)))
 	}
-	for _, a := range p.BrokerAttributes {
+	for _, a := range p.Settings.BrokerAttributes {
 		attrs.WriteString("\n    " + sh.one("broker attribute", "-S"+a))
 	}
 	if sh.err != nil {
@@ -241,14 +241,14 @@ func renderEntrypoint(p *plan.Plan) (string, error) {
 	vals["findFlux"], vals["fluxCheck"] = "", strings.TrimSuffix(viewFluxText, "\n")
 	if p.ImageFlux {
 		vals["fluxCheck"] = strings.TrimSuffix(imageFluxText, "\n")
-		if p.FluxPath == "" {
+		if p.Settings.FluxPath == "" {
 			vals["findFlux"] = "\n" + strings.TrimSuffix(findFluxText, "\n")
 		}
 	}
 	// The setup script is a file of its own: only its path, a constant,
 	// is in this script.
 	vals["setup"] = ""
-	if p.Setup != "" {
+	if p.Settings.Setup != "" {
 		setup, err := fill(plan.EntrypointScript, setupText, sh.all(map[string]any{"SetupPath": plan.ConfigDir + "/" + plan.SetupScript}))
 		if err != nil {
 			return "", err
@@ -268,7 +268,7 @@ func viewDir(p *plan.Plan) string {
 	if !p.ImageFlux {
 		return plan.ViewDir
 	}
-	return p.FluxPath
+	return p.Settings.FluxPath
 }
 
 // check rejects plans that would render files which fail only at run time,
@@ -303,11 +303,11 @@ func check(p *plan.Plan) error {
 	if p.Brokers != pods {
 		bad("brokers is %d but the groups have %d pods", p.Brokers, pods)
 	}
-	if p.Tasks < 1 && !p.Launcher {
+	if p.Tasks < 1 && !p.Settings.Launcher {
 		bad("tasks is %d, want at least 1", p.Tasks)
 	}
 	jobNodes := 0
-	if p.Launcher && p.Interactive {
+	if p.Settings.Launcher && p.Interactive {
 		bad("launcher and interactive are exclusive")
 	}
 	for i, g := range p.Groups {
@@ -328,10 +328,10 @@ func check(p *plan.Plan) error {
 		}
 	}
 	// A launcher plans no flux run, so there is no job to fit.
-	if !p.Launcher && (p.JobNodes < 1 || p.JobNodes != jobNodes) {
+	if !p.Settings.Launcher && (p.JobNodes < 1 || p.JobNodes != jobNodes) {
 		bad("the job runs on %d nodes but its groups have %d pods", p.JobNodes, jobNodes)
 	}
-	if !p.Launcher && p.Tasks != p.JobNodes*p.TasksPerNode {
+	if !p.Settings.Launcher && p.Tasks != p.JobNodes*p.TasksPerNode {
 		bad("tasks is %d, want %d nodes x %d tasks per node", p.Tasks, p.JobNodes, p.TasksPerNode)
 	}
 	if p.GPUsPerTask < 0 || p.CoresPerTask < 0 {

@@ -109,19 +109,19 @@ func variants() []variant {
 			p.TasksPerNode, p.CoresPerTask = 2, 2
 		})},
 		{"replicas 3 completions 1, bind all", newPlan([]group{{"w", 3, 1, "js-w-[0-2]-0"}}, func(p *plan.Plan) {
-			p.NetworkDevice = "*"
+			p.Settings.NetworkDevice = "*"
 		})},
 		{"replicas 2 completions 2, 2 gpus 2 tasks", newPlan([]group{{"w", 2, 2, "js-w-0-[0-1],js-w-1-[0-1]"}},
 			gpus(2, 2, 1))},
 		{"replicas 3 completions 3, easy, port 9000", newPlan([]group{{"w", 3, 3, "js-w-0-[0-2],js-w-1-[0-2],js-w-2-[0-2]"}},
-			func(p *plan.Plan) { p.QueuePolicy, p.Port = "easy", 9000 })},
+			func(p *plan.Plan) { p.Settings.QueuePolicy, p.Settings.Port = "easy", 9000 })},
 		{"4 gpus 4 tasks, conservative", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
 			gpus(4, 4, 1)(p)
-			p.QueuePolicy = "conservative"
+			p.Settings.QueuePolicy = "conservative"
 		})},
 		{"4 gpus 1 task, run options", newPlan([]group{{"w", 2, 1, "js-w-[0-1]-0"}}, func(p *plan.Plan) {
 			gpus(4, 1, 4)(p)
-			p.RunOptions = []string{"-o", "pmi=pmix", "--setattr=note=it's $HOME *", "--rlimit=memlock"}
+			p.Settings.RunOptions = []string{"-o", "pmi=pmix", "--setattr=note=it's $HOME *", "--rlimit=memlock"}
 		})},
 		{"3 groups, hybrid, 2 gpus 1 task", newPlan([]group{
 			{"leader", 1, 1, "js-leader-0-0"},
@@ -129,7 +129,7 @@ func variants() []variant {
 			{"ps", 3, 1, "js-ps-[0-2]-0"},
 		}, func(p *plan.Plan) {
 			gpus(2, 1, 2)(p)
-			p.QueuePolicy = "hybrid"
+			p.Settings.QueuePolicy = "hybrid"
 		})},
 		{"3 groups, interactive, no namespace", newPlan([]group{
 			{"a", 1, 2, "js-a-0-[0-1]"},
@@ -137,7 +137,7 @@ func variants() []variant {
 			{"c", 1, 1, "js-c-0-0"},
 		}, func(p *plan.Plan) {
 			p.Interactive, p.Namespace = true, ""
-			p.Topology, p.ConnectTimeout = "kary:2", "2.5s"
+			p.Settings.Topology, p.Settings.ConnectTimeout = "kary:2", "2.5s"
 		})},
 		{"1 gpu, other subdomain", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
 			gpus(1, 1, 1)(p)
@@ -157,11 +157,11 @@ func variants() []variant {
 		// Launcher mode: the command is flux start's initial program; no
 		// flux run is planned.
 		{"launcher mode", newPlan([]group{{"driver", 1, 1, "js-driver-0-0"}, {"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
-			p.Launcher = true
-			p.Setup = "export A=1\n"
+			p.Settings.Launcher = true
+			p.Settings.Setup = "export A=1\n"
 			level := 6
-			p.LogLevel, p.BrokerAttributes = &level, []string{"broker.quorum=2", "log-filename=/tmp/b.log"}
-			p.BrokerConfig = map[string]any{"resource": map[string]any{"exclude": "1"}, "job-manager": map[string]any{"max-jobs": int64(7)}}
+			p.Settings.LogLevel, p.Settings.BrokerAttributes = &level, []string{"broker.quorum=2", "log-filename=/tmp/b.log"}
+			p.Settings.BrokerConfig = map[string]any{"resource": map[string]any{"exclude": "1"}, "job-manager": map[string]any{"max-jobs": int64(7)}}
 			p.JobNodes, p.TasksPerNode, p.Tasks, p.CoresPerTask, p.GPUsPerTask = 0, 0, 0, 0, 0
 			for i := range p.Groups {
 				p.Groups[i].RunsJob = false
@@ -193,7 +193,7 @@ func TestBrokerTOML(t *testing.T) {
 			}
 			// broker-config's own keys (TestBrokerExtra checks them): the
 			// rest is the function's.
-			for name, extra := range p.BrokerConfig {
+			for name, extra := range p.Settings.BrokerConfig {
 				tbl, _ := doc[name].(map[string]any)
 				for k := range extra.(map[string]any) {
 					delete(tbl, k)
@@ -207,8 +207,8 @@ func TestBrokerTOML(t *testing.T) {
 			}
 			checkBootstrap(t, p, table(t, doc, "bootstrap"))
 			checkResource(t, p, table(t, doc, "resource"))
-			if got := table(t, doc, "sched-fluxion-qmanager"); !reflect.DeepEqual(got, map[string]any{"queue-policy": p.QueuePolicy}) {
-				t.Errorf("[sched-fluxion-qmanager] = %v, want queue-policy %q", got, p.QueuePolicy)
+			if got := table(t, doc, "sched-fluxion-qmanager"); !reflect.DeepEqual(got, map[string]any{"queue-policy": p.Settings.QueuePolicy}) {
+				t.Errorf("[sched-fluxion-qmanager] = %v, want queue-policy %q", got, p.Settings.QueuePolicy)
 			}
 			if got := table(t, doc, "access"); !reflect.DeepEqual(got, map[string]any{"allow-root-owner": true}) {
 				t.Errorf("[access] = %v, want only allow-root-owner = true", got)
@@ -237,12 +237,12 @@ func checkBootstrap(t *testing.T, p *plan.Plan, b map[string]any) {
 	if b["curve_cert"] != plan.CertPath {
 		t.Errorf("curve_cert = %v, want %s", b["curve_cert"], plan.CertPath)
 	}
-	if b["default_port"] != int64(p.Port) {
-		t.Errorf("default_port = %#v, want %d", b["default_port"], p.Port)
+	if b["default_port"] != int64(p.Settings.Port) {
+		t.Errorf("default_port = %#v, want %d", b["default_port"], p.Settings.Port)
 	}
 	bind, _ := b["default_bind"].(string)
-	if !bindURI.MatchString(bind) || bind != "tcp://"+p.NetworkDevice+":%p" {
-		t.Errorf("default_bind = %q, want tcp://%s:%%p", bind, p.NetworkDevice)
+	if !bindURI.MatchString(bind) || bind != "tcp://"+p.Settings.NetworkDevice+":%p" {
+		t.Errorf("default_bind = %q, want tcp://%s:%%p", bind, p.Settings.NetworkDevice)
 	}
 	connect, _ := b["default_connect"].(string)
 	if connect != "tcp://%h."+p.Subdomain+":%p" {
@@ -388,10 +388,10 @@ func TestRenderHostileValues(t *testing.T) {
 	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
 		p.Name = hostile
 		p.Subdomain = hostile
-		p.NetworkDevice = hostile
-		p.ConnectTimeout = hostile
-		p.Topology = hostile
-		p.RunOptions = []string{hostile, "", "-x"}
+		p.Settings.NetworkDevice = hostile
+		p.Settings.ConnectTimeout = hostile
+		p.Settings.Topology = hostile
+		p.Settings.RunOptions = []string{hostile, "", "-x"}
 	})
 	f, err := Render(p)
 	if err != nil {
@@ -441,8 +441,8 @@ func TestRenderRejects(t *testing.T) {
 		"settings not resolved": func(p *plan.Plan) { p.Settings = settings.Settings{} },
 		"no name":               func(p *plan.Plan) { p.Name = "" },
 		"no subdomain":          func(p *plan.Plan) { p.Subdomain = "" },
-		"NUL in run option":     func(p *plan.Plan) { p.RunOptions = []string{"a\x00b"} },
-		"NUL in topology":       func(p *plan.Plan) { p.Topology = "kary:2\x00" },
+		"NUL in run option":     func(p *plan.Plan) { p.Settings.RunOptions = []string{"a\x00b"} },
+		"NUL in topology":       func(p *plan.Plan) { p.Settings.Topology = "kary:2\x00" },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -486,7 +486,7 @@ func TestBrokerStrings(t *testing.T) {
 		// is refused (TestRenderRejects).
 		policy := strings.ReplaceAll(s, "\x00", "")
 		p := newPlan([]group{{"w", 1, 2, s}}, func(p *plan.Plan) {
-			p.Subdomain, p.NetworkDevice, p.QueuePolicy, p.Name = s, s, policy, s
+			p.Subdomain, p.Settings.NetworkDevice, p.Settings.QueuePolicy, p.Name = s, s, policy, s
 		})
 		f, err := Render(p)
 		if err != nil {
@@ -581,7 +581,7 @@ func BenchmarkRender(b *testing.B) {
 		setGroups(p, 4, 4)
 		p.Groups[0].GPUs, p.Groups[0].RunsJob = 0, false
 		p.JobNodes = 16
-		p.RunOptions = []string{"-o", "pmi=pmix"}
+		p.Settings.RunOptions = []string{"-o", "pmi=pmix"}
 	})
 	b.ReportAllocs()
 	for b.Loop() {

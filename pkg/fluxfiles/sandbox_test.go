@@ -276,8 +276,8 @@ func (pd *pod) installView() {
 func expectedStart(p *plan.Plan) []string {
 	argv := []string{"start",
 		"-o,--config-path=/mnt/flux/config",
-		"-Stbon.connect_timeout=" + p.ConnectTimeout,
-		"-Stbon.topo=" + p.Topology,
+		"-Stbon.connect_timeout=" + p.Settings.ConnectTimeout,
+		"-Stbon.topo=" + p.Settings.Topology,
 		"-Srundir=/mnt/flux/install/run/rundir",
 		"-Slocal-uri=local:///mnt/flux/install/run/local",
 		"-Sstatedir=/mnt/flux/install/run/statedir",
@@ -297,7 +297,7 @@ func expectedRun(p *plan.Plan, user []string) []string {
 	if p.GPUsPerTask > 0 {
 		argv = append(argv, "-g", fmt.Sprint(p.GPUsPerTask))
 	}
-	argv = append(argv, p.RunOptions...)
+	argv = append(argv, p.Settings.RunOptions...)
 	return append(append(argv, "--"), user...)
 }
 
@@ -441,7 +441,7 @@ func TestSandboxLeader(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			p := v.plan
-			if p.Launcher {
+			if p.Settings.Launcher {
 				t.Skip("the launcher runs the command itself: TestSandboxLauncher")
 			}
 			if p.ImageFlux {
@@ -529,7 +529,7 @@ func TestSandboxExitCodes(t *testing.T) {
 // program's code, followers with 0.
 func TestSandboxLauncher(t *testing.T) {
 	requireSandbox(t)
-	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.Launcher = true })
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.Settings.Launcher = true })
 	pd := newPod(t, p, 0o444, 0)
 	pd.installView()
 	user := []string{"bash", "-c", `[[ $FLUX_URI == local:///stub/local ]] && exit 5`}
@@ -745,7 +745,7 @@ func TestSandboxScheduler(t *testing.T) {
 		{"flux-core only, easy", false, "easy", "warning: queue-policy easy needs Fluxion, which the Flux view lacks", "scheduler: Fluxion"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.QueuePolicy = tc.policy })
+			p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.Settings.QueuePolicy = tc.policy })
 			pd := newPod(t, p, 0o444, 0)
 			pd.installView()
 			if tc.fluxion {

@@ -45,6 +45,8 @@ type JobSet struct {
 	Subdomain                                    string
 	EnableDNSHostnames, PublishNotReadyAddresses *bool
 	ReplicatedJobs                               []ReplicatedJob
+	// Policies are spec.failurePolicy and spec.startupPolicy.
+	Policies Policies
 }
 
 // ReplicatedJob is one entry of spec.replicatedJobs.
@@ -58,7 +60,11 @@ type ReplicatedJob struct {
 	Completions, Parallelism *int
 	CompletionMode           string
 	BackoffLimit             *int
-	Pod                      Pod
+	// Retries are the Job's other retry fields.
+	Retries Retries
+	// DependsOn is the replicatedJob's dependsOn, in order.
+	DependsOn []Dependency
+	Pod       Pod
 }
 
 // JobPath is the path of the replicatedJob's Job spec.
@@ -77,6 +83,8 @@ type Pod struct {
 	// SeccompProfile is true when the pod's securityContext sets a
 	// seccompProfile, which every container without its own then inherits.
 	SeccompProfile bool
+	// DNS is the pod's dnsPolicy and dnsConfig.searches.
+	DNS DNS
 }
 
 // Container is one container of a pod template.
@@ -106,6 +114,8 @@ type Container struct {
 	// one per resource name.
 	Accelerators []string
 	Mounts       []Mount
+	// ReadinessProbe is true when the container has a readinessProbe.
+	ReadinessProbe bool
 }
 
 // EnvVar is one literal or referenced environment variable.
@@ -148,27 +158,18 @@ func looksLikeAccelerator(name string) bool {
 
 // Read reads a JobSet. Wrong types and missing required parts are errors
 // in the returned list; the JobSet is still returned as far as it could be
-// read, so that all problems can be reported in one run.
+// read, so that all problems can be reported in one run. It reads the
+// first of a key written twice: the caller refuses such an object before
+// (pkg/transform reports the duplicate keys of every item it is given).
 func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	r := &reader{}
 	root := rn.YNode()
-	r.duplicates(root, "")
 	meta := r.mapping(root, "", "metadata")
 	js := &JobSet{
 		Name:      r.str(meta, "metadata", "name"),
 		Namespace: r.str(meta, "metadata", "namespace"),
 	}
-	if ann := r.mapping(meta, "metadata", "annotations"); ann != nil {
-		js.Annotations = map[string]string{}
-		for i := 0; i+1 < len(ann.Content); i += 2 {
-			k, v := ann.Content[i].Value, yamltree.NonNull(ann.Content[i+1])
-			if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
-				r.found.Errorf(fmt.Sprintf("metadata.annotations[%s]", k), "annotation values must be strings (quote it), got %s", yamltree.DescribeValue(v))
-				continue
-			}
-			js.Annotations[k] = v.Value
-		}
-	}
+	js.Annotations = r.annotations(meta)
 	if js.Name == "" {
 		r.found.Errorf("metadata.name", "the JobSet has no name")
 	}
@@ -182,6 +183,32 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 		js.EnableDNSHostnames = r.boolean(network, NetworkPath, EnableDNSHostnamesField)
 		js.PublishNotReadyAddresses = r.boolean(network, NetworkPath, PublishNotReadyAddressesField)
 	}
+	js.ReplicatedJobs = r.replicatedJobs(spec)
+	js.Policies = r.policies(spec)
+	return js, r.found
+}
+
+// annotations reads metadata.annotations, nil when there are none.
+func (r *reader) annotations(meta *yaml.Node) map[string]string {
+	ann := r.mapping(meta, "metadata", "annotations")
+	if ann == nil {
+		return nil
+	}
+	annotations := map[string]string{}
+	for i := 0; i+1 < len(ann.Content); i += 2 {
+		k, v := ann.Content[i].Value, yamltree.NonNull(ann.Content[i+1])
+		if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
+			r.found.Errorf(fmt.Sprintf("metadata.annotations[%s]", k), "annotation values must be strings (quote it), got %s", yamltree.DescribeValue(v))
+			continue
+		}
+		annotations[k] = v.Value
+	}
+	return annotations
+}
+
+// replicatedJobs reads spec.replicatedJobs, which must not be empty.
+func (r *reader) replicatedJobs(spec *yaml.Node) []ReplicatedJob {
+	var rjs []ReplicatedJob
 	items := r.list(spec, SpecKey, ReplicatedJobsKey)
 	// An empty list is as useless as none (and leaves no pod to be rank 0).
 	if n := yamltree.Get(spec, ReplicatedJobsKey); n == nil || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
@@ -193,9 +220,9 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 			r.found.Errorf(path, "must be a map with name, replicas and template")
 			continue
 		}
-		js.ReplicatedJobs = append(js.ReplicatedJobs, r.replicatedJob(item, i, path))
+		rjs = append(rjs, r.replicatedJob(item, i, path))
 	}
-	return js, r.found
+	return rjs
 }
 
 func (r *reader) replicatedJob(item *yaml.Node, index int, path string) ReplicatedJob {
@@ -207,6 +234,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 	if n := r.integer(item, path, "replicas"); n != nil {
 		rj.Replicas = *n
 	}
+	rj.DependsOn = r.dependsOn(item, path)
 	job, jobPath := r.follow(item, path, jobKeys)
 	if job == nil {
 		r.found.Errorf(jobPath, "the replicatedJob has no Job template spec")
@@ -216,6 +244,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 	rj.Parallelism = r.integer(job, jobPath, ParallelismField)
 	rj.CompletionMode = r.str(job, jobPath, CompletionModeField)
 	rj.BackoffLimit = r.integer(job, jobPath, BackoffLimitField)
+	rj.Retries = r.retries(job, jobPath)
 	pod, podPath := r.follow(job, jobPath, podKeys)
 	if pod == nil {
 		r.found.Errorf(podPath, "the replicatedJob has no pod template spec")
@@ -245,6 +274,7 @@ func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	p.Volumes = r.names(pod, path, VolumesKey)
 	sc := r.mapping(pod, path, "securityContext")
 	p.SeccompProfile = r.mapping(sc, yamltree.Key(path, "securityContext"), "seccompProfile") != nil
+	p.DNS = r.dns(pod, path)
 	return p
 }
 
@@ -284,6 +314,7 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, mp, "name"), MountPath: r.str(m, mp, "mountPath")})
 	}
 	r.resources(&c, r.mapping(n, path, "resources"), yamltree.Key(path, "resources"))
+	c.ReadinessProbe = yamltree.NonNull(yamltree.Get(n, "readinessProbe")) != nil
 	return c
 }
 

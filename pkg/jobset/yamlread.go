@@ -118,13 +118,3 @@ func (r *reader) follow(n *yaml.Node, path string, keys []string) (*yaml.Node, s
 	}
 	return n, path
 }
-
-// duplicates reports every mapping key that appears twice in one map under
-// n. Readers disagree on which one counts (this package reads the first;
-// kubectl and the API server refuse the object), so a JobSet holding one
-// must not be rendered. Aliases are not followed.
-func (r *reader) duplicates(n *yaml.Node, path string) {
-	yamltree.Duplicates(n, path, func(p string) {
-		r.found.Errorf(p, "%s", yamltree.DuplicateMessage)
-	})
-}

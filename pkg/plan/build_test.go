@@ -2,7 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
+	sigsyaml "sigs.k8s.io/yaml"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,32 +30,76 @@ func read(t *testing.T, text string) *jobset.JobSet {
 	return js
 }
 
-// jobsetYAML builds a JobSet with the given annotations and replicatedJobs
-// (each "name:replicas:completions[:container extra YAML]").
-func jobsetYAML(annotations map[string]string, rjs ...string) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: js\n  annotations:\n    flux-framework.org/enabled: \"true\"\n")
-	for k, v := range annotations {
-		fmt.Fprintf(&b, "    %s: %q\n", k, v)
+// job is a replicatedJob written "name:replicas:completions[:container
+// extra YAML]", the extra YAML holding fields of its container.
+func job(spec string) *jobsettest.ReplicatedJob {
+	parts := strings.SplitN(spec, ":", 4)
+	replicas, err1 := strconv.Atoi(parts[1])
+	completions, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil {
+		panic("bad replicatedJob spec " + spec)
 	}
-	b.WriteString("spec:\n  replicatedJobs:\n")
-	for _, rj := range rjs {
-		parts := strings.SplitN(rj, ":", 4)
-		fmt.Fprintf(&b, "  - name: %s\n    replicas: %s\n    template:\n      spec:\n        completions: %s\n        template:\n          spec:\n            containers:\n            - name: app\n              image: app\n              command: [run]\n", parts[0], parts[1], parts[2])
-		if len(parts) == 4 {
-			for _, line := range strings.Split(parts[3], "\n") {
-				b.WriteString("              " + line + "\n")
-			}
+	rj := jobsettest.Job(parts[0]).Replicas(replicas).Completions(completions)
+	if len(parts) == 4 {
+		var fields map[string]any
+		if err := sigsyaml.Unmarshal([]byte(parts[3]), &fields); err != nil {
+			panic(fmt.Sprintf("bad container YAML in %s: %v", spec, err))
+		}
+		for k, v := range fields {
+			rj.ContainerField(k, v)
 		}
 	}
-	return b.String()
+	return rj
+}
+
+// jobsetOf is the JobSet "js" with the given annotations and replicatedJobs.
+func jobsetOf(annotations map[string]string, rjs ...*jobsettest.ReplicatedJob) *jobsettest.JobSet {
+	js := jobsettest.New("js").Jobs(rjs...)
+	for k, v := range annotations {
+		js.Annotation(k, v)
+	}
+	return js
+}
+
+// jobsetYAML is jobsetOf with replicatedJobs written as job reads them.
+func jobsetYAML(annotations map[string]string, specs ...string) string {
+	var rjs []*jobsettest.ReplicatedJob
+	for _, spec := range specs {
+		rjs = append(rjs, job(spec))
+	}
+	return jobsetOf(annotations, rjs...).YAML()
+}
+
+// build runs the pipeline's middle on one JobSet, as the transform does:
+// its settings resolved over base, validated, and the plan derived. The
+// plan is nil when there are errors.
+func build(js *jobset.JobSet, base settings.Settings) (*Plan, finding.List) {
+	s, found := settings.Resolve(base, js)
+	if found.HasErrors() {
+		return nil, found
+	}
+	if found.Add(Validate(js, s)); found.HasErrors() {
+		return nil, found
+	}
+	p, notes := Derive(js, s)
+	found.Add(notes)
+	return p, found
+}
+
+// hostlistOf is the whole instance's hosts as one RFC 29 hostlist in rank order.
+func hostlistOf(p *Plan) string {
+	lists := make([]string, len(p.Groups))
+	for i, g := range p.Groups {
+		lists[i] = g.Hosts
+	}
+	return strings.Join(lists, ",")
 }
 
 // resolved is the function config layer applied over the defaults, as
-// the transform hands it to Build.
+// the transform hands it to Resolve.
 func resolved(t *testing.T, config settings.Layer) settings.Settings {
 	t.Helper()
-	s, found := settings.Resolve(config)
+	s, found := settings.Config(config)
 	if len(found) > 0 {
 		t.Fatalf("config: %v", found)
 	}
@@ -78,7 +125,7 @@ func TestPrecedence(t *testing.T) {
 	}}
 	env := "env:\n- name: FLUX_VIEW_IMAGE\n  value: example.com/env:1\n- name: FLUX_NETWORK_DEVICE\n  value: ib0"
 	js := read(t, jobsetYAML(map[string]string{"flux-framework.org/network-device": "*"}, "w:1:2:"+env))
-	p, found := Build(js, resolved(t, config))
+	p, found := build(js, resolved(t, config))
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -86,21 +133,21 @@ func TestPrecedence(t *testing.T) {
 	if p.ViewImage != "example.com/env:1" {
 		t.Errorf("view-image = %q, want the env value over the config value", p.ViewImage)
 	}
-	if p.NetworkDevice != "*" {
-		t.Errorf("network-device = %q, want the annotation over env and config", p.NetworkDevice)
+	if p.Settings.NetworkDevice != "*" {
+		t.Errorf("network-device = %q, want the annotation over env and config", p.Settings.NetworkDevice)
 	}
-	if p.QueuePolicy != "easy" || p.Port != 7000 {
-		t.Errorf("queue-policy, port = %q, %d, want the config values", p.QueuePolicy, p.Port)
+	if p.Settings.QueuePolicy != "easy" || p.Settings.Port != 7000 {
+		t.Errorf("queue-policy, port = %q, %d, want the config values", p.Settings.QueuePolicy, p.Settings.Port)
 	}
-	if p.ConnectTimeout != "5s" || p.Topology != "kary:256" {
-		t.Errorf("connect-timeout, topology = %q, %q, want the defaults", p.ConnectTimeout, p.Topology)
+	if p.Settings.ConnectTimeout != "5s" || p.Settings.Topology != "kary:256" {
+		t.Errorf("connect-timeout, topology = %q, %q, want the defaults", p.Settings.ConnectTimeout, p.Settings.Topology)
 	}
 }
 
 func TestEnvErrorsNameTheVariable(t *testing.T) {
 	env := "env:\n- name: FLUX_QUEUE_POLICY\n  value: lifo"
 	js := read(t, jobsetYAML(nil, "w:1:2:"+env))
-	p, found := Build(js, settings.Defaults())
+	p, found := build(js, settings.Defaults())
 	errs := errorsOf(found)
 	if p != nil || len(errs) != 1 || !strings.Contains(errs[0], "containers[0].env[0].value: invalid queue-policy from the container environment") {
 		t.Fatalf("errors = %q", errs)
@@ -109,7 +156,7 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 
 func TestRanksAndHostlists(t *testing.T) {
 	js := read(t, jobsetYAML(map[string]string{"flux-framework.org/replicated-jobs": "b,a"}, "a:2:3", "b:4:1", "c:1:1"))
-	p, found := Build(js, settings.Defaults())
+	p, found := build(js, settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -123,7 +170,7 @@ func TestRanksAndHostlists(t *testing.T) {
 		t.Errorf("hosts = %q, %q", p.Groups[0].Hosts, p.Groups[1].Hosts)
 	}
 	// Host by host, rank by rank: the expanded list is the pods' hostnames.
-	got, err := hostlisttest.Expand(p.Hostlist(), 0)
+	got, err := hostlisttest.Expand(hostlistOf(p), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,14 +198,14 @@ func TestGridHostlists(t *testing.T) {
 		{2, 5000, "js-w-0-[0-4999],js-w-1-[0-4999]"},
 	} {
 		js := read(t, jobsetYAML(nil, fmt.Sprintf("w:%d:%d", tc.replicas, tc.completions)))
-		p, found := Build(js, settings.Defaults())
+		p, found := build(js, settings.Defaults())
 		if p == nil {
 			t.Fatalf("%dx%d: Build failed: %v", tc.replicas, tc.completions, errorsOf(found))
 		}
 		if p.Groups[0].Hosts != tc.want {
 			t.Errorf("%dx%d: hosts = %q, want %q", tc.replicas, tc.completions, p.Groups[0].Hosts, tc.want)
 		}
-		got, err := hostlisttest.Expand(p.Hostlist(), 0)
+		got, err := hostlisttest.Expand(hostlistOf(p), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +256,7 @@ func TestResourcesDerived(t *testing.T) {
 			if tc.container != "" {
 				rj += ":" + tc.container
 			}
-			p, found := Build(read(t, jobsetYAML(tc.annotations, rj)), settings.Defaults())
+			p, found := build(read(t, jobsetYAML(tc.annotations, rj)), settings.Defaults())
 			if p == nil {
 				t.Fatalf("Build failed: %v", errorsOf(found))
 			}
@@ -224,7 +271,7 @@ func TestResourcesDerived(t *testing.T) {
 
 func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 	js := read(t, jobsetYAML(nil, "w:1:2"))
-	p, _ := Build(js, settings.Defaults())
+	p, _ := build(js, settings.Defaults())
 	want := "[completionMode=Indexed parallelism=2 backoffLimit=0 restartPolicy=Never]"
 	wantNetwork := "[enableDNSHostnames=true publishNotReadyAddresses=true]"
 	if got, network := fmt.Sprint(p.Groups[0].Set), fmt.Sprint(p.SetNetwork); got != want || network != wantNetwork {
@@ -236,13 +283,13 @@ func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 			t.Errorf("%s is set in place %d, want %d", d, d.In, places[d.Field])
 		}
 	}
-	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        completions: 2\n        parallelism: 2\n        completionMode: Indexed\n        backoffLimit: 3\n", 1)
-	p, _ = Build(read(t, text), settings.Defaults())
+	text := jobsetOf(nil, job("w:1:2").JobField("parallelism", 2).JobField("completionMode", "Indexed").JobField("backoffLimit", 0)).YAML()
+	p, _ = build(read(t, text), settings.Defaults())
 	if got := fmt.Sprint(p.Groups[0].Set); got != "[restartPolicy=Never]" {
 		t.Errorf("set = %s, want only restartPolicy", got)
 	}
-	text = strings.Replace(jobsetYAML(nil, "w:1:2"), "        completions: 2\n", "        parallelism: 3\n", 1)
-	p, _ = Build(read(t, text), settings.Defaults())
+	text = jobsetOf(nil, jobsettest.Job("w").JobField("parallelism", 3)).YAML()
+	p, _ = build(read(t, text), settings.Defaults())
 	if got := fmt.Sprint(p.Groups[0].Set); !strings.Contains(got, "completions=3") || strings.Contains(got, "parallelism") {
 		t.Errorf("set = %s with parallelism 3 and no completions, want completions=3 and no parallelism", got)
 	}
@@ -254,9 +301,12 @@ func TestJobDefaultsOnlyWhenUnset(t *testing.T) {
 // is the user's: it is reported, never taken for an earlier rendering
 // and silently replaced.
 func TestLookalikeRenderingRefused(t *testing.T) {
-	text := strings.Replace(jobsetYAML(nil, "w:1:2"), "command: [run]", "command: ["+EntrypointPath+", run]\n              volumeMounts:\n              - name: flux-config\n                mountPath: /data", 1)
-	text = strings.Replace(text, "            containers:", "            initContainers:\n            - name: flux-installer\n              image: view\n            volumes:\n            - name: flux-config\n              emptyDir: {}\n            containers:", 1)
-	p, found := Build(read(t, text), settings.Defaults())
+	text := jobsetOf(nil, job("w:1:2").
+		ContainerField("command", []any{EntrypointPath, "run"}).
+		ContainerField("volumeMounts", []any{map[string]any{"name": "flux-config", "mountPath": "/data"}}).
+		PodField("initContainers", []any{map[string]any{"name": "flux-installer", "image": "view"}}).
+		PodField("volumes", []any{map[string]any{"name": "flux-config", "emptyDir": map[string]any{}}})).YAML()
+	p, found := build(read(t, text), settings.Defaults())
 	if p != nil {
 		t.Fatal("built a plan")
 	}
@@ -277,20 +327,20 @@ func TestBuildErrors(t *testing.T) {
 		{"a million cpus", jobsetYAML(nil, "w:1:2:resources:\n  limits:\n    cpu: 1000000"), "more than the 65536 a Flux node may have"},
 		{"fewer cores than tasks", jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "8"}, "w:1:2:resources:\n  limits:\n    cpu: 4"), "set flux-framework.org/cores-per-node to 8"},
 		{"gpus indivisible by tasks", jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "4"}, "w:1:2:resources:\n  limits:\n    nvidia.com/gpu: 2"), "must be a multiple of tasks-per-node"},
-		{"hostname", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: "+strings.Repeat("j", 52), 1), "more than the 57"},
+		{"hostname", jobsettest.New(strings.Repeat("j", 52)).Jobs(job("w:1:2")).YAML(), "more than the 57"},
 		{"too many brokers", jobsetYAML(nil, "w:1001:1000"), "more than 1000000 brokers"},
-		{"jobset name", strings.Replace(jobsetYAML(nil, "w:1:2"), "name: js", "name: 9js", 1), "DNS-1035"},
+		{"jobset name", jobsettest.New("9js").Jobs(job("w:1:2")).YAML(), "DNS-1035"},
 		{"env valueFrom", jobsetYAML(nil, "w:1:2:env:\n- name: FLUX_VIEW_IMAGE\n  valueFrom:\n    configMapKeyRef: {name: x, key: y}"), "must be a literal value"},
 		{"env conflict", jobsetYAML(nil, "a:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: easy", "b:1:1:env:\n- name: FLUX_QUEUE_POLICY\n  value: fcfs"), "the whole instance needs one value"},
 		{"launcher with tasks-per-node", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/tasks-per-node": "2"}, "w:1:2"), "tasks-per-node shapes the flux run of the command, but launcher is true (metadata.annotations[flux-framework.org/launcher])"},
 		{"launcher with run-options", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/run-options": "-o pmi=pmix"}, "w:1:2"), "run-options shapes the flux run of the command, but launcher is true"},
 		{"launcher and interactive", jobsetYAML(map[string]string{"flux-framework.org/launcher": "true", "flux-framework.org/interactive": "true"}, "w:1:2"), "interactive and launcher are both true"},
-		{"launcher without command", strings.Replace(jobsetYAML(map[string]string{"flux-framework.org/launcher": "true"}, "w:1:2"), "command: [run]", "", 1), "launcher is true (metadata.annotations[flux-framework.org/launcher]) but the container has no command"},
+		{"launcher without command", jobsetOf(map[string]string{"flux-framework.org/launcher": "true"}, job("w:1:2").ContainerField("command", nil)).YAML(), "launcher is true (metadata.annotations[flux-framework.org/launcher]) but the container has no command"},
 		{"flux-path with a view image", jobsetYAML(map[string]string{"flux-framework.org/flux-path": "/opt/flux", "flux-framework.org/view-image": "ghcr.io/x/view:1"}, "w:1:2"), "flux-path says the image carries Flux, but view-image is \"ghcr.io/x/view:1\" (metadata.annotations[flux-framework.org/view-image])"},
 		{"mount overlap", jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: x\n  mountPath: /mnt/flux"), "overlaps a path jobset-flux mounts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, found := Build(read(t, tc.text), settings.Defaults())
+			p, found := build(read(t, tc.text), settings.Defaults())
 			errs := strings.Join(errorsOf(found), "\n")
 			if p != nil || !strings.Contains(errs, tc.want) {
 				t.Errorf("plan %v, errors:\n%s\nwant an error containing %q", p != nil, errs, tc.want)
@@ -300,7 +350,7 @@ func TestBuildErrors(t *testing.T) {
 }
 
 func TestOwnShmMountWins(t *testing.T) {
-	p, found := Build(read(t, jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: shm\n  mountPath: /dev/shm/")), settings.Defaults())
+	p, found := build(read(t, jobsetYAML(nil, "w:1:2:volumeMounts:\n- name: shm\n  mountPath: /dev/shm/")), settings.Defaults())
 	if p == nil || !p.Groups[0].OwnShm {
 		t.Fatalf("want OwnShm, got plan %v: %v", p, errorsOf(found))
 	}
@@ -314,7 +364,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 	text := jobsetYAML(nil,
 		"launcher:1:1:resources:\n  limits:\n    cpu: 2",
 		"workers:2:2:resources:\n  limits:\n    cpu: 32\n    nvidia.com/gpu: 8")
-	p, found := Build(read(t, text), settings.Defaults())
+	p, found := build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -333,7 +383,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 	}
 
 	// No GPUs anywhere: every group runs the job, -c fits the smaller.
-	p, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "2"},
+	p, found = build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "2"},
 		"a:1:1:resources:\n  limits:\n    cpu: 8", "b:1:3:resources:\n  requests:\n    cpu: 4")), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
@@ -350,7 +400,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 
 	// A launcher whose CPU limit cannot hold the tasks per node runs
 	// none, since the workers can: no error, and an info says why.
-	p, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "32"},
+	p, found = build(read(t, jobsetYAML(map[string]string{"flux-framework.org/tasks-per-node": "32"},
 		"launcher:1:1:resources:\n  limits:\n    cpu: 1", "workers:1:4:resources:\n  limits:\n    cpu: 32")), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
@@ -366,7 +416,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 	}
 
 	// An explicit gpus-per-node describes every node alike.
-	p, _ = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "2"}, "a:1:1", "b:1:1:resources:\n  limits:\n    nvidia.com/gpu: 8")), settings.Defaults())
+	p, _ = build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "2"}, "a:1:1", "b:1:1:resources:\n  limits:\n    nvidia.com/gpu: 8")), settings.Defaults())
 	if p == nil || p.Groups[0].GPUs != 2 || p.Groups[1].GPUs != 2 || p.JobNodes != 2 || p.GPUsPerTask != 1 {
 		t.Errorf("explicit gpus-per-node: plan %+v, want 2 GPUs on both groups, -N 2, -g 1", p)
 	}
@@ -377,7 +427,7 @@ func TestGroupsHaveTheirOwnResources(t *testing.T) {
 // gpus-per-node says how many GPUs there are.
 func TestAcceleratorWarnings(t *testing.T) {
 	text := jobsetYAML(nil, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4\n    memory: 1Gi")
-	p, found := Build(read(t, text), settings.Defaults())
+	p, found := build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -391,7 +441,7 @@ func TestAcceleratorWarnings(t *testing.T) {
 	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], path+": is not counted as GPUs") || !strings.Contains(warnings[0], "gpu.intel.com/i915") {
 		t.Errorf("warnings %q, want one at %s", warnings, path)
 	}
-	_, found = Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "4"}, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4")), settings.Defaults())
+	_, found = build(read(t, jobsetYAML(map[string]string{"flux-framework.org/gpus-per-node": "4"}, "w:1:2:resources:\n  limits:\n    google.com/tpu: 4")), settings.Defaults())
 	if slices.ContainsFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Warning }) {
 		t.Errorf("gpus-per-node is set, yet: %+v", found)
 	}
@@ -402,27 +452,13 @@ func TestAcceleratorWarnings(t *testing.T) {
 // warning at that command; one that repeats the leader's, or has none,
 // does not.
 func TestUnusedCommandsWarned(t *testing.T) {
-	text := jobsetYAML(nil, "launcher:1:1", "same:1:2", "none:1:1", "workers:2:1", "argsonly:1:1")
-	lines := strings.Split(text, "\n")
-	// Give each replicatedJob its own command: launcher and same keep
+	// Each replicatedJob has its own command: launcher and same keep
 	// [run]; none has none; workers sleeps; argsonly has args only.
-	group := ""
-	for i, l := range lines {
-		if name, ok := strings.CutPrefix(l, "  - name: "); ok {
-			group = name
-		}
-		if strings.TrimSpace(l) == "command: [run]" {
-			switch group {
-			case "none":
-				lines[i] = ""
-			case "workers":
-				lines[i] = strings.Replace(l, "[run]", "[sleep, infinity]", 1)
-			case "argsonly":
-				lines[i] = strings.Replace(l, "command: [run]", "args: [--serve]", 1)
-			}
-		}
-	}
-	p, found := Build(read(t, strings.Join(lines, "\n")), settings.Defaults())
+	text := jobsetOf(nil, job("launcher:1:1"), job("same:1:2"),
+		job("none:1:1").ContainerField("command", nil),
+		job("workers:2:1").ContainerField("command", []any{"sleep", "infinity"}),
+		job("argsonly:1:1").ContainerField("command", nil).ContainerField("args", []any{"--serve"})).YAML()
+	p, found := build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("Build failed: %v", errorsOf(found))
 	}
@@ -450,12 +486,12 @@ func TestUnusedCommandsWarned(t *testing.T) {
 func TestLauncher(t *testing.T) {
 	text := jobsetYAML(map[string]string{"flux-framework.org/launcher": "true"},
 		"driver:1:1:resources:\n  limits:\n    cpu: 1", "w:2:3:resources:\n  limits:\n    cpu: 4\n    nvidia.com/gpu: 2")
-	p, found := Build(read(t, text), settings.Defaults())
+	p, found := build(read(t, text), settings.Defaults())
 	if p == nil {
 		t.Fatalf("errors: %v", errorsOf(found))
 	}
-	if !p.Launcher || p.Interactive || p.Tasks != 0 || p.JobNodes != 0 {
-		t.Errorf("launcher %v interactive %v tasks %d nodes %d, want a launcher plan with no flux run", p.Launcher, p.Interactive, p.Tasks, p.JobNodes)
+	if !p.Settings.Launcher || p.Interactive || p.Tasks != 0 || p.JobNodes != 0 {
+		t.Errorf("launcher %v interactive %v tasks %d nodes %d, want a launcher plan with no flux run", p.Settings.Launcher, p.Interactive, p.Tasks, p.JobNodes)
 	}
 	if g := p.Groups; g[0].Cores != 1 || g[0].GPUs != 0 || g[1].Cores != 4 || g[1].GPUs != 2 {
 		t.Errorf("groups %+v, want driver 1 core and workers 4 cores, 2 GPUs", g)
@@ -463,7 +499,7 @@ func TestLauncher(t *testing.T) {
 	// Set in the function config and switched off by an annotation.
 	off := jobsetYAML(map[string]string{"flux-framework.org/launcher": "false", "flux-framework.org/tasks-per-node": "1"}, "w:1:2")
 	cfg := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{"launcher": {Value: "true", Path: "data.launcher"}}}
-	if p, found := Build(read(t, off), resolved(t, cfg)); p == nil || p.Launcher {
+	if p, found := build(read(t, off), resolved(t, cfg)); p == nil || p.Settings.Launcher {
 		t.Errorf("annotation launcher=false over config true: plan %v, errors %v", p != nil, errorsOf(found))
 	}
 }
@@ -478,8 +514,8 @@ func TestImageFlux(t *testing.T) {
 		{map[string]string{"flux-framework.org/flux-path": "/opt/flux"}, "/opt/flux"},
 		{map[string]string{"flux-framework.org/view-image": "none", "flux-framework.org/flux-path": "/usr"}, "/usr"},
 	} {
-		p, found := Build(read(t, jobsetYAML(tc.ann, "w:1:2")), settings.Defaults())
-		if p == nil || !p.ImageFlux || p.FluxPath != tc.path || p.ViewImage != "" {
+		p, found := build(read(t, jobsetYAML(tc.ann, "w:1:2")), settings.Defaults())
+		if p == nil || !p.ImageFlux || p.Settings.FluxPath != tc.path || p.ViewImage != "" {
 			t.Errorf("%v: plan %+v, errors %v; want image Flux at %q", tc.ann, p, errorsOf(found), tc.path)
 		}
 	}
@@ -490,10 +526,10 @@ func TestImageFlux(t *testing.T) {
 // user's mount there is theirs to make; with a view it collides.
 func TestImageFluxFreesSoftwareDir(t *testing.T) {
 	rj := "w:1:2:volumeMounts:\n- name: spack\n  mountPath: /opt/software"
-	if p, found := Build(read(t, jobsetYAML(map[string]string{"flux-framework.org/view-image": "none"}, rj)), settings.Defaults()); p == nil {
+	if p, found := build(read(t, jobsetYAML(map[string]string{"flux-framework.org/view-image": "none"}, rj)), settings.Defaults()); p == nil {
 		t.Errorf("view-image none: refused a mount at /opt/software: %v", errorsOf(found))
 	}
-	_, found := Build(read(t, jobsetYAML(nil, rj)), settings.Defaults())
+	_, found := build(read(t, jobsetYAML(nil, rj)), settings.Defaults())
 	if errs := errorsOf(found); len(errs) != 1 || !strings.Contains(errs[0], "overlaps a path jobset-flux mounts") {
 		t.Errorf("with a view: errors %v, want the mount refused", errs)
 	}

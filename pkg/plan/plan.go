@@ -1,12 +1,12 @@
-// Package plan is where JobSet facts and Flux facts meet: from a JobSet's
-// shape and the resolved settings it computes, as plain data, everything the
-// generated files and the pod-template edits need (hosts in rank order, node
-// and task counts, per-task resources, names and paths).
+// Package plan is where JobSet facts and Flux facts meet. Validate checks a
+// JobSet and its resolved settings against what Flux and the JobSet
+// controller need, and only reports; Derive computes, as plain data,
+// everything the generated files and the pod-template edits need (hosts
+// in rank order, node and task counts, per-task resources, names and
+// paths), and checks nothing.
 package plan
 
 import (
-	"strings"
-
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
@@ -115,7 +115,7 @@ type Group struct {
 // failed broker failing the Job (backoffLimit 0; the JobSet
 // failurePolicy decides what happens next), no restarted leader that
 // could never rejoin (restartPolicy Never), and brokers finding each
-// other by hostname before they are ready (spec.network). Build lists
+// other by hostname before they are ready (spec.network). Derive lists
 // them; the render sets each and its result message names each, from the
 // same list, so that what is set and what is said cannot drift.
 type Default struct {
@@ -131,13 +131,14 @@ type Default struct {
 func (d Default) String() string { return d.Field + "=" + d.Value.String() }
 
 // Plan is everything needed to render one JobSet for Flux: the JobSet's
-// resolved settings, which the templates read as they are (p.Port,
-// p.QueuePolicy, ...), and what the plan derives from them and the
-// JobSet. Where a setting only seeds a derived value, the plan's field of
-// the same name shadows it: ViewImage, TasksPerNode and Interactive are
-// what the render uses; the setting stays at p.Settings.
+// resolved settings, which the templates read as they are
+// (p.Settings.Port, p.Settings.QueuePolicy, ...), and what Derive
+// computes from them and the JobSet. Where a setting only seeds a derived
+// value, the plan's own field is what the render uses: ViewImage,
+// TasksPerNode and Interactive; the setting stays at p.Settings.
 type Plan struct {
-	settings.Settings
+	// Settings are the JobSet's resolved settings (settings.Resolve).
+	Settings settings.Settings
 
 	// Namespace and Name identify the JobSet (Namespace may be empty).
 	Namespace, Name string
@@ -175,13 +176,4 @@ type Plan struct {
 
 	// SetNetwork lists the spec.network fields to set on the user's behalf.
 	SetNetwork []Default
-}
-
-// Hostlist returns the whole instance's hosts as one RFC 29 hostlist in rank order.
-func (p *Plan) Hostlist() string {
-	lists := make([]string, len(p.Groups))
-	for i, g := range p.Groups {
-		lists[i] = g.Hosts
-	}
-	return strings.Join(lists, ",")
 }

@@ -218,38 +218,56 @@ func parseRunOptions(raw string) ([]string, error) {
 	if len(words) > 64 {
 		return nil, fmt.Errorf("has %d words; at most 64 are allowed", len(words))
 	}
+	if err := checkRunOptionWords(words); err != nil {
+		return nil, err
+	}
+	if err := checkRunOptionSyntax(words); err != nil {
+		return nil, err
+	}
+	return words, nil
+}
+
+// checkRunOptionWords checks that every word is made of the characters
+// run-options allows.
+func checkRunOptionWords(words []string) error {
 	for _, w := range words {
 		if !runOptionPattern().MatchString(w) {
-			return nil, fmt.Errorf("word %s may only contain letters, digits and _ . / : = , + @ -", quote(w))
+			return fmt.Errorf("word %s may only contain letters, digits and _ . / : = , + @ -", quote(w))
 		}
 	}
+	return nil
+}
+
+// checkRunOptionSyntax checks that every word is an option or the value
+// of the option before it.
+func checkRunOptionSyntax(words []string) error {
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		var needValue bool
 		var err error
 		switch {
 		case w == "--":
-			return nil, errors.New(`must not contain "--": the function adds it before your command`)
+			return errors.New(`must not contain "--": the function adds it before your command`)
 		case strings.HasPrefix(w, "--"):
 			needValue, err = longRunOption(w)
 		case strings.HasPrefix(w, "-") && len(w) > 1:
 			needValue, err = shortRunOptions(w)
 		case i == 0:
-			return nil, fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", quote(w))
+			return fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", quote(w))
 		default:
-			return nil, fmt.Errorf("word %s is not an option nor the value of one; flux run would take it for the command to run (give values as -o VALUE or --option=VALUE)", quote(w))
+			return fmt.Errorf("word %s is not an option nor the value of one; flux run would take it for the command to run (give values as -o VALUE or --option=VALUE)", quote(w))
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if needValue {
 			if i+1 == len(words) || strings.HasPrefix(words[i+1], "-") {
-				return nil, fmt.Errorf("option %s needs a value that does not start with -", quote(w))
+				return fmt.Errorf("option %s needs a value that does not start with -", quote(w))
 			}
 			i++
 		}
 	}
-	return words, nil
+	return nil
 }
 
 // longRunOption checks --name or --name=value and reports whether the

@@ -1,8 +1,9 @@
 // Package settings defines jobset-flux's settings, their defaults, how each
 // raw value is validated, and how the sources are layered: built-in
-// defaults, then the function config, then the reference plugin's
+// defaults, then the function config (Config), then the reference plugin's
 // environment variables on the wrapped container, then the JobSet's own
-// annotations. No value reaches a generated file without passing here.
+// annotations (Resolve). It resolves every setting of a JobSet once, and
+// no value reaches a generated file without passing here.
 package settings
 
 import (
@@ -62,6 +63,11 @@ type Settings struct {
 	CurveSecret string
 	ShmSize     string
 
+	// Wrapped are the containers the function wraps, in rank order:
+	// replicated-jobs and container resolved against the JobSet (set by
+	// Resolve; nil for the function config alone).
+	Wrapped []Wrapped
+
 	// origins says, for each setting not at its default, where the value
 	// in force was read.
 	origins map[string]origin
@@ -97,6 +103,14 @@ func Defaults() Settings {
 	return s
 }
 
+// Config returns the settings every JobSet starts from: the defaults with
+// the function config's layer applied, and the errors of its values.
+func Config(layer Layer) (Settings, finding.List) {
+	s := Defaults()
+	found := s.Apply(layer)
+	return s, found
+}
+
 // Kind says where a raw value came from.
 type Kind int
 
@@ -130,19 +144,9 @@ type Layer struct {
 	Values map[string]Raw
 }
 
-// Resolve applies the layers over the defaults (see Apply).
-func Resolve(layers ...Layer) (Settings, finding.List) {
-	s := Defaults()
-	var found finding.List
-	for _, layer := range layers {
-		found.Add(s.Apply(layer))
-	}
-	return s, found
-}
-
 // Apply parses each value of layer, once, and keeps it unless a layer of
 // higher precedence set the setting already: the result does not depend
-// on the order layers are applied in (plan.Build applies the annotations
+// on the order layers are applied in (Resolve applies the annotations
 // before the environment, which lives on the containers they choose). An
 // invalid value is an error at the path it was read from, naming its
 // layer (the config's errors are reported against the config object,
@@ -207,14 +211,6 @@ func Names() []string {
 	return names
 }
 
-// FieldName returns the JobSetFlux spec field of a setting name.
-func FieldName(name string) string {
-	if d, ok := byName(name); ok {
-		return d.Field
-	}
-	return ""
-}
-
 // Fields returns every JobSetFlux spec field, in documentation order.
 func Fields() []string {
 	fields := make([]string, len(table))
@@ -234,39 +230,6 @@ func OfField(field string) (name string, typ Type, ok bool) {
 	}
 	return "", Type{}, false
 }
-
-// AnnotationLayer reads the flux-framework.org/<setting> annotations of a
-// JobSet. Unknown names under the prefix are errors (a typo must not be
-// silently ignored).
-func AnnotationLayer(annotations map[string]string) (Layer, finding.List) {
-	layer := Layer{Kind: FromAnnotation, Values: map[string]Raw{}}
-	var found finding.List
-	for _, key := range slices.Sorted(maps.Keys(annotations)) {
-		name, ok := strings.CutPrefix(key, AnnotationPrefix)
-		if !ok || key == EnabledAnnotation {
-			continue
-		}
-		path := fmt.Sprintf("metadata.annotations[%s]", key)
-		if _, known := byName(name); !known {
-			found.Errorf(path, "unknown setting annotation %s%s", quote(key), suggest(name))
-			continue
-		}
-		layer.Values[name] = Raw{Value: annotations[key], Path: path}
-	}
-	return layer, found
-}
-
-// EnvNames maps the reference plugin's environment variables to settings
-// (the rows' Env).
-var EnvNames = func() map[string]string {
-	names := map[string]string{}
-	for _, d := range table {
-		if d.Env != "" {
-			names[d.Env] = d.Name
-		}
-	}
-	return names
-}()
 
 // suggest returns ` (did you mean "x"?)` for the closest known name, if close.
 func suggest(name string) string {
@@ -303,11 +266,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// Verbatim reports whether a setting's value is shell text shipped as a
-// file of its own (see Setting.Verbatim).
-func Verbatim(name string) bool {
-	d, ok := byName(name)
-	return ok && d.Verbatim
 }

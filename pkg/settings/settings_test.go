@@ -1,6 +1,7 @@
 package settings_test
 
 import (
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"slices"
 	"strings"
 	"testing"
@@ -284,7 +285,7 @@ func TestResolveLayers(t *testing.T) {
 		"topology":  {Value: "binomial", Path: "metadata.annotations[flux-framework.org/topology]"},
 		"not-there": {Value: "x", Path: "metadata.annotations[flux-framework.org/not-there]"},
 	}}
-	s, found := settings.Resolve(config, env, ann)
+	s, found := resolve(config, env, ann)
 	if s.Port != 9000 || s.NetworkDevice != "eth1" || s.Topology != "binomial" || s.QueuePolicy != "fcfs" {
 		t.Errorf("resolved %+v", s)
 	}
@@ -335,7 +336,7 @@ func TestFieldNames(t *testing.T) {
 		t.Errorf("%d fields for %d settings", got, want)
 	}
 	for i, name := range settings.Names() {
-		field := settings.FieldName(name)
+		field := fieldName(name)
 		back, typ, ok := settings.OfField(field)
 		if field == "" || !ok || back != name || settings.Fields()[i] != field {
 			t.Errorf("%s -> %q -> %q", name, field, back)
@@ -371,7 +372,7 @@ func TestApplyOrder(t *testing.T) {
 	config := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{
 		"queue-policy": {Value: "hybrid", Path: "config.policy"},
 	}}
-	base, _ := settings.Resolve(config)
+	base, _ := resolve(config)
 	s := base
 	annFound := s.Apply(ann)
 	envFound := s.Apply(env)
@@ -388,4 +389,24 @@ func TestApplyOrder(t *testing.T) {
 	if base.QueuePolicy != "hybrid" || base.Origin("queue-policy") != "config.policy" || base.Origin("network-device") != "" {
 		t.Errorf("the base changed: %+v", base)
 	}
+}
+
+// resolve applies the layers over the defaults, in the order given.
+func resolve(layers ...settings.Layer) (settings.Settings, finding.List) {
+	s := settings.Defaults()
+	var found finding.List
+	for _, layer := range layers {
+		found.Add(s.Apply(layer))
+	}
+	return s, found
+}
+
+// fieldName is the JobSetFlux spec field of a setting name, "" for none.
+func fieldName(name string) string {
+	for _, field := range settings.Fields() {
+		if n, _, _ := settings.OfField(field); n == name {
+			return field
+		}
+	}
+	return ""
 }

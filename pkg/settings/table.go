@@ -76,14 +76,6 @@ type value struct {
 	bounded bool
 }
 
-// Enum returns the only values the setting accepts, or nil when it takes
-// others.
-func (d Setting) Enum() []string { return d.value.enum }
-
-// Bounds returns the smallest and largest number an Integer setting
-// accepts.
-func (d Setting) Bounds() (lo, hi int, ok bool) { return d.value.lo, d.value.hi, d.value.bounded }
-
 // table is the settings, in documentation order. A new setting is a row
 // here, a field of Settings, the template that reads it and its field in
 // krmfunction.yaml's schema.
@@ -177,9 +169,6 @@ var table = []Setting{
 		Doc:   "`sizeLimit` of the `/dev/shm` emptyDir",
 		value: text(func(s *Settings) *string { return &s.ShmSize }, checkQuantity)},
 }
-
-// Table returns the settings table, in documentation order.
-func Table() []Setting { return append([]Setting(nil), table...) }
 
 // byName finds a setting's row. A linear search of the few dozen settings
 // is as fast as a map here, and builds nothing at start-up.

@@ -22,10 +22,10 @@ const (
 	ConfigKind       = "JobSetFlux"
 )
 
-// readConfig resolves the function config over the defaults: the
-// settings every JobSet starts from. Every value is parsed here, once, so
-// that a bad config is reported against the config object and not
-// against every JobSet.
+// readConfig reads the function config and resolves it over the
+// defaults (settings.Config): the settings every JobSet starts from.
+// Every value is parsed here, once, so that a bad config is reported
+// against the config object and not against every JobSet.
 func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Settings, finding.List) {
 	base := settings.Defaults()
 	layer := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{}}
@@ -54,8 +54,9 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Settings, finding.L
 		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got apiVersion %s, kind %s", ConfigKind, ConfigAPIVersion, quote(cfg.GetAPIVersion()), quote(cfg.GetKind()))
 		return base, found
 	}
-	found.Add(base.Apply(layer))
-	return base, found
+	s, f := settings.Config(layer)
+	found.Add(f)
+	return s, found
 }
 
 // configMapData reads a ConfigMap config's data from its YAML nodes. Every

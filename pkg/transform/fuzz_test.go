@@ -442,7 +442,7 @@ func FuzzSettings(f *testing.F) {
 			}
 			return
 		}
-		if settings.Verbatim(name) {
+		if verbatim(name) {
 			return // shipped as a file of its own: TestSetupIsAFileOfItsOwn
 		}
 		if r, bad := hUnsafe(value); bad {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,33 +62,6 @@ func (j hJobSet) object() map[string]any {
 		}
 		return v
 	}
-	ann := map[string]any{settings.EnabledAnnotation: "true"}
-	for k, v := range j.ann {
-		ann[k] = v
-	}
-	container := map[string]any{"name": or(j.container, "app"), "image": "busybox:1.36"}
-	if j.command != nil {
-		container["command"] = j.command
-	} else {
-		container["command"] = []string{"sleep", "1"}
-	}
-	if j.args != nil {
-		container["args"] = j.args
-	}
-	var env []any
-	for _, k := range slices.Sorted(mapKeys(j.env)) {
-		env = append(env, map[string]any{"name": k, "value": j.env[k]})
-	}
-	if env != nil {
-		container["env"] = env
-	}
-	if j.containerSecurity != nil {
-		container["securityContext"] = j.containerSecurity
-	}
-	pod := map[string]any{"containers": []any{container}}
-	if j.podSecurity != nil {
-		pod["securityContext"] = j.podSecurity
-	}
 	replicas, completions := j.replicas, j.completions
 	if replicas == 0 {
 		replicas = 1
@@ -95,22 +69,41 @@ func (j hJobSet) object() map[string]any {
 	if completions == 0 {
 		completions = 2
 	}
-	meta := map[string]any{"name": or(j.name, "js"), "annotations": ann}
+	command := []string{"sleep", "1"}
+	if j.command != nil {
+		command = j.command
+	}
+	rj := jobsettest.Job(or(j.rjName, "w")).Replicas(replicas).Completions(completions).
+		ContainerField("name", or(j.container, "app")).
+		ContainerField("image", "busybox:1.36").
+		ContainerField("command", command)
+	if j.args != nil {
+		rj.ContainerField("args", j.args)
+	}
+	var env []any
+	for _, k := range slices.Sorted(mapKeys(j.env)) {
+		env = append(env, map[string]any{"name": k, "value": j.env[k]})
+	}
+	if env != nil {
+		rj.ContainerField("env", env)
+	}
+	if j.containerSecurity != nil {
+		rj.ContainerField("securityContext", j.containerSecurity)
+	}
+	if j.podSecurity != nil {
+		rj.PodField("securityContext", j.podSecurity)
+	}
+	js := jobsettest.New(or(j.name, "js")).Jobs(rj)
+	for k, v := range j.ann {
+		js.Annotation(k, v)
+	}
 	if j.namespace != "" {
-		meta["namespace"] = j.namespace
+		js.Namespace(j.namespace)
 	}
-	spec := map[string]any{"replicatedJobs": []any{map[string]any{
-		"name":     or(j.rjName, "w"),
-		"replicas": replicas,
-		"template": map[string]any{"spec": map[string]any{
-			"completions": completions,
-			"template":    map[string]any{"spec": pod},
-		}},
-	}}}
 	if j.subdomain != "" {
-		spec["network"] = map[string]any{"subdomain": j.subdomain}
+		js.Spec("network", map[string]any{"subdomain": j.subdomain})
 	}
-	return map[string]any{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta, "spec": spec}
+	return js.Obj()
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -492,7 +485,7 @@ func TestInjectionIntoSettings(t *testing.T) {
 						return hJobSet{}, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cfg"}, "data": map[string]any{name: value}}
 					},
 					"JobSetFlux config": func() (hJobSet, map[string]any) {
-						return hJobSet{}, map[string]any{"apiVersion": transform.ConfigAPIVersion, "kind": transform.ConfigKind, "metadata": map[string]any{"name": "cfg"}, "spec": map[string]any{settings.FieldName(name): value}}
+						return hJobSet{}, map[string]any{"apiVersion": transform.ConfigAPIVersion, "kind": transform.ConfigKind, "metadata": map[string]any{"name": "cfg"}, "spec": map[string]any{fieldName(name): value}}
 					},
 				}
 				for env, setting := range settings.EnvNames {
@@ -510,7 +503,7 @@ func TestInjectionIntoSettings(t *testing.T) {
 							return
 						}
 						accepted++
-						if r, bad := hUnsafe(value); bad && !settings.Verbatim(name) {
+						if r, bad := hUnsafe(value); bad && !verbatim(name) {
 							t.Errorf("accepted %s = %q, which holds %q", name, short(value), r)
 						}
 					})
@@ -1490,4 +1483,19 @@ func TestGoldenOutputsRerenderUnchanged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// verbatim reports whether a setting's value is shell text shipped as a
+// file of its own (setup.sh), exempt from the checks for shell, TOML and
+// URI syntax (pkg/settings' TestOnlySetupIsVerbatim keeps it true).
+func verbatim(name string) bool { return name == "setup" }
+
+// fieldName is the JobSetFlux spec field of a setting name.
+func fieldName(name string) string {
+	for _, field := range settings.Fields() {
+		if n, _, _ := settings.OfField(field); n == name {
+			return field
+		}
+	}
+	return ""
 }

@@ -1,8 +1,10 @@
-// Package transform is the jobset-flux KRM function: it reads a
-// ResourceList, selects the JobSets annotated for Flux, resolves and
-// validates their settings, builds a plan for each, edits the JobSets in
-// place and appends the generated ConfigMap and Secret. A JobSet with any
-// error is left exactly as it was; every other item is passed through.
+// Package transform is the jobset-flux KRM function. Each JobSet goes
+// down one pipeline (processJobSet): read, select, resolve its settings
+// (pkg/settings), validate and derive its plan (pkg/plan), generate the
+// Flux files and the CURVE key, render (edit the JobSet's YAML, build the
+// ConfigMap and Secret), and report results. A JobSet with any error is
+// left exactly as it was; every other item is passed through.
+// docs/design.md describes each step.
 package transform
 
 import (
@@ -11,14 +13,12 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
-	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -62,8 +62,11 @@ type report struct {
 	found finding.List
 }
 
-// Process implements fn.ResourceListProcessor. It returns false when any
-// error result was produced.
+// Process implements fn.ResourceListProcessor: the function config is
+// resolved once, then each JobSet selected goes down the pipeline
+// (processJobSet), and its outcome replaces it; generated objects whose
+// JobSet is gone are pruned. It returns false when any error result was
+// produced.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	var reports []report
 	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
@@ -75,36 +78,17 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	if found.HasErrors() {
 		return false, nil
 	}
-
 	index := newIndex(rl.Items)
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
-		if dup := duplicateKeys(nodeOf(item)); len(dup) > 0 {
-			// Passed through as it is, like any item with an error; a
-			// JobSet among them is not rendered.
-			reports = append(reports, report{item, dup})
+		if !selectItem(item, index, &reports) {
 			continue
 		}
-		if !selected(item, &reports) {
-			continue
-		}
-		if index.duplicate(item) {
-			reports = append(reports, report{item, finding.List{{Severity: finding.Error, Path: "metadata.name",
-				Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
-			continue
-		}
-		out := p.render(item, config, index)
+		out := p.processJobSet(item, config, index)
 		reports = append(reports, out.reports...)
-		if out.failed() {
-			continue
-		}
-		rl.Items[i] = out.jobset
-		for _, obj := range out.generated {
-			if at, ok := index.position(obj); ok {
-				rl.Items[at] = withPlacement(obj, rl.Items[at])
-			} else {
-				added = append(added, obj)
-			}
+		if !out.failed() {
+			rl.Items[i] = out.jobset
+			added = append(added, place(out.generated, rl.Items, index)...)
 		}
 	}
 	rl.Items = append(rl.Items, added...)
@@ -115,6 +99,41 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// selectItem reports whether item goes down the pipeline: a JobSet
+// selected for Flux, written once, with no key written twice. Every item
+// with a key written twice is reported and passed through as it is,
+// like any item with an error.
+func selectItem(item *fn.KubeObject, index *index, reports *[]report) bool {
+	if dup := duplicateKeys(nodeOf(item)); len(dup) > 0 {
+		*reports = append(*reports, report{item, dup})
+		return false
+	}
+	if !selected(item, reports) {
+		return false
+	}
+	if index.duplicate(item) {
+		*reports = append(*reports, report{item, finding.List{{Severity: finding.Error, Path: "metadata.name",
+			Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
+		return false
+	}
+	return true
+}
+
+// place puts each generated object where the input holds one of its
+// kind, namespace and name (kpt wrote it into the package), and returns
+// the others, to be appended.
+func place(generated []*fn.KubeObject, items fn.KubeObjects, index *index) []*fn.KubeObject {
+	var added []*fn.KubeObject
+	for _, obj := range generated {
+		if at, ok := index.position(obj); ok {
+			items[at] = withPlacement(obj, items[at])
+		} else {
+			added = append(added, obj)
+		}
+	}
+	return added
 }
 
 // selected reports whether item is a JobSet to render. Other objects
@@ -140,15 +159,16 @@ func selected(item *fn.KubeObject, reports *[]report) bool {
 	return value == "true" && !found.HasErrors() && len(found) == 0
 }
 
-// rendered is the outcome for one JobSet.
-type rendered struct {
+// outcome is what the pipeline made of one JobSet: the JobSet edited for
+// Flux and the objects generated for it, unless a report holds an error.
+type outcome struct {
 	jobset    *fn.KubeObject
 	generated []*fn.KubeObject
 	reports   []report
 }
 
-func (r *rendered) failed() bool {
-	for _, rep := range r.reports {
+func (o *outcome) failed() bool {
+	for _, rep := range o.reports {
 		if rep.found.HasErrors() {
 			return true
 		}
@@ -156,36 +176,73 @@ func (r *rendered) failed() bool {
 	return false
 }
 
-// render works on a copy of the JobSet, so nothing is half-applied: the
-// copy replaces the original only when every step succeeded.
-func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index *index) (out rendered) {
-	var found finding.List
-	defer func() {
-		if found.HasErrors() {
-			// The JobSet is left as it was: nothing was set on its behalf.
-			found = slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
-		}
-		out.reports = append([]report{{item, found}}, out.reports...)
-	}()
+// steps collects one JobSet's findings, step by step.
+type steps struct{ found finding.List }
+
+// ok adds a step's findings and reports whether the pipeline goes on:
+// a step with an error stops it.
+func (st *steps) ok(found finding.List) bool {
+	st.found.Add(found)
+	return !st.found.HasErrors()
+}
+
+// processJobSet is the pipeline of one JobSet: read, resolve its
+// settings, validate, derive the plan, generate the files and the key,
+// render. It works on a copy of the JobSet, so nothing is half-applied:
+// the copy replaces the original only when every step succeeded.
+func (p *Processor) processJobSet(item *fn.KubeObject, config settings.Settings, index *index) (out outcome) {
+	var st steps
+	defer func() { out.reports = append([]report{{item, finish(st.found)}}, out.reports...) }()
 
 	rn := item.CopyToResourceNode()
-	found.Add(resolveStructure(rn.YNode()))
+	js, found := readJobSet(rn)
+	if !st.ok(found) {
+		return out
+	}
+	s, found := settings.Resolve(config, js)
+	if !st.ok(found) || !st.ok(plan.Validate(js, s)) {
+		return out
+	}
+	pl, notes := plan.Derive(js, s)
+	st.ok(notes)
+	gen, found, secretReport := p.generate(pl, index)
+	out.reports = append(out.reports, secretReport...)
+	if !st.ok(found) {
+		return out
+	}
+	edited, objects, err := render(rn, pl, gen, item.GetAnnotations())
+	if err != nil {
+		st.found.Errorf("", "cannot edit the JobSet: %v", err)
+		return out
+	}
+	st.found = summarize(st.found, pl)
+	out.jobset, out.generated = edited, objects
+	return out
+}
+
+// finish drops the infos of a JobSet with an error: it is left as it
+// was, and nothing was set on its behalf.
+func finish(found finding.List) finding.List {
 	if found.HasErrors() {
-		return out
+		return slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
 	}
-	// What an earlier run added goes first, so that what is read and
-	// checked is only what the user wrote.
-	stripRendering(rn.YNode())
-	js, f := jobset.Read(rn)
-	found.Add(f)
-	if found.HasErrors() {
-		return out
-	}
-	pl, f := plan.Build(js, config)
-	found.Add(f)
-	if pl == nil {
-		return out
-	}
+	return found
+}
+
+// generated is what the function generates for a JobSet besides its
+// edits: the ConfigMap's files, and the CURVE certificate of a new Secret
+// (nil when none is generated).
+type generated struct {
+	files fluxfiles.Files
+	cert  []byte
+}
+
+// generate makes the Flux files and the CURVE key of a plan, and checks
+// the objects of the same names already in the input. The findings of
+// an existing Secret are reported on that Secret.
+func (p *Processor) generate(pl *plan.Plan, index *index) (generated, finding.List, []report) {
+	var found finding.List
+	var reports []report
 	if cm := index.find("ConfigMap", pl.Namespace, pl.ConfigMapName); cm != nil && cm.GetLabel(plan.ManagedByLabel) != plan.ManagedByValue {
 		found.Errorf("metadata.name", "the ConfigMap %q that jobset-flux generates for this JobSet already exists and was not made by jobset-flux (no %s=%s label); rename or remove it", pl.ConfigMapName, plan.ManagedByLabel, plan.ManagedByValue)
 	}
@@ -193,7 +250,7 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index 
 	cert, f, secretFound := p.certificate(pl, existing)
 	found.Add(f)
 	if len(secretFound) > 0 {
-		out.reports = append(out.reports, report{existing, secretFound})
+		reports = append(reports, report{existing, secretFound})
 		if secretFound.HasErrors() {
 			found.Errorf("", "its CURVE Secret %q is not usable (see the error on that Secret)", pl.SecretName)
 		}
@@ -202,69 +259,7 @@ func (p *Processor) render(item *fn.KubeObject, config settings.Settings, index 
 	if err != nil {
 		found.Errorf("", "cannot generate the Flux files: %v", err)
 	}
-	if found.HasErrors() {
-		return out
-	}
-	if err := applyPlan(rn.YNode(), pl); err != nil {
-		found.Errorf("", "cannot edit the JobSet: %v", err)
-		return out
-	}
-	found = summarize(found, pl)
-	yamltree.QuoteAmbiguous(rn.YNode())
-	out.jobset = fn.MoveToKubeObject(rn)
-	annotations := item.GetAnnotations()
-	out.generated = append(out.generated, configMap(pl, files, annotations))
-	if cert != nil {
-		out.generated = append(out.generated, secret(pl, cert, annotations))
-	}
-	return out
-}
-
-// summarize replaces the infos in found with one: what was set on the
-// user's behalf (spec.network, then each replicatedJob in rank order) and
-// the notes recorded while rendering (infos without a value set; their
-// messages name what they are about, since the merged info has no field
-// path). kpt prints every result, so a JobSet gets one info line, not one
-// per field; errors and warnings keep a result each. When nothing was set
-// and no note applies (re-rendering the function's own output), there is
-// no info at all.
-func summarize(found finding.List, pl *plan.Plan) finding.List {
-	var parts, notes []string
-	for _, f := range found {
-		if f.Severity == finding.Info {
-			notes = append(notes, f.Message)
-		}
-	}
-	found = slices.DeleteFunc(found, func(f finding.Finding) bool { return f.Severity == finding.Info })
-	// What was set is the list applyPlan set, spec.network's named by
-	// their whole path.
-	if len(pl.SetNetwork) > 0 {
-		parts = append(parts, "set "+describeDefaults(pl.SetNetwork, jobset.NetworkPath))
-	}
-	for _, g := range pl.Groups {
-		if len(g.Set) > 0 {
-			parts = append(parts, fmt.Sprintf("replicatedJob %q: set %s", g.Name, describeDefaults(g.Set, "")))
-		}
-	}
-	parts = append(parts, notes...)
-	if len(parts) == 0 {
-		return found
-	}
-	brokers := "brokers"
-	if pl.Brokers == 1 {
-		brokers = "broker"
-	}
-	found.Infof("", "rendered for Flux (%d %s); %s", pl.Brokers, brokers, strings.Join(parts, "; "))
-	return found
-}
-
-// describeDefaults lists defaults as field=value, each field under path.
-func describeDefaults(defaults []plan.Default, path string) string {
-	set := make([]string, len(defaults))
-	for i, d := range defaults {
-		set[i] = yamltree.Key(path, d.Field) + "=" + d.Value.String()
-	}
-	return strings.Join(set, ", ")
+	return generated{files: files, cert: cert}, found, reports
 }
 
 // index finds input objects by kind, namespace and name.

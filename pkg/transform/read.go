@@ -2,6 +2,7 @@ package transform
 
 import (
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -61,4 +62,19 @@ func nodeOf(obj *fn.KubeObject) *yaml.Node {
 	n := obj.MoveToResourceNode().YNode()
 	*obj = *fn.MoveToKubeObject(yaml.NewRNode(n))
 	return n
+}
+
+// readJobSet is the pipeline's first step: it makes the JobSet's copy
+// safe to read and edit (resolveStructure), removes what an earlier run
+// added, so that what is read and checked is only what the user wrote
+// (stripRendering), and reads it.
+func readJobSet(rn *yaml.RNode) (*jobset.JobSet, finding.List) {
+	found := resolveStructure(rn.YNode())
+	if found.HasErrors() {
+		return nil, found
+	}
+	stripRendering(rn.YNode())
+	js, f := jobset.Read(rn)
+	found.Add(f)
+	return js, found
 }

@@ -1,0 +1,205 @@
+package transform
+
+import (
+	"fmt"
+
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// File modes of the mounted ConfigMap and Secret, written in decimal as
+// the API stores them, with the octal in a comment for the reader.
+const (
+	scriptsMode = 0o555 // the scripts are executed directly
+	// The Secret must be readable by whatever uid the broker runs as; the
+	// entrypoint copies it to a private 0400 file before Flux reads it.
+	certMode = 0o444
+)
+
+// editJobSet edits a JobSet's YAML in place: it adds the init container,
+// volumes, mounts, wrapped command and the Job and network fields the plan
+// asks for. An earlier rendering was stripped before the JobSet was read
+// (stripRendering), so a re-run or a changed setting never doubles
+// anything. It reads nothing but the plan.
+func editJobSet(root *yaml.Node, p *plan.Plan) error {
+	rjs, ok := jobset.ReplicatedJobNodes(root)
+	if !ok {
+		return fmt.Errorf("%s is not a list", jobset.ReplicatedJobsPath)
+	}
+	for _, g := range p.Groups {
+		at := yamltree.Index(jobset.ReplicatedJobsPath, g.Index)
+		if g.Index >= len(rjs) {
+			return fmt.Errorf("%s is missing", at)
+		}
+		job := jobset.JobSpec(rjs[g.Index])
+		pod := jobset.PodSpec(job)
+		if job == nil || pod == nil {
+			return fmt.Errorf("%s has no pod template", at)
+		}
+		if err := setDefaults(map[jobset.Place]*yaml.Node{jobset.InJob: job, jobset.InPod: pod}, g.Set); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		if err := addFlux(pod, p, g); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+	}
+	if len(p.SetNetwork) > 0 {
+		// spec.network goes above the replicatedJobs, where the JobSet
+		// documentation writes it.
+		spec := yamltree.Get(root, jobset.SpecKey)
+		network := yamltree.EnsureMap(spec, jobset.NetworkKey, jobset.ReplicatedJobsKey)
+		return setDefaults(map[jobset.Place]*yaml.Node{jobset.InNetwork: network}, p.SetNetwork)
+	}
+	return nil
+}
+
+// setDefaults sets each of defaults in the map of its place, before the
+// key its place says: the same list that summarize reports.
+func setDefaults(maps map[jobset.Place]*yaml.Node, defaults []plan.Default) error {
+	for _, d := range defaults {
+		m := maps[d.In]
+		if m == nil {
+			return fmt.Errorf("no map to set %s in", d)
+		}
+		yamltree.Set(m, d.Field, d.Value.Node(), d.In.Before())
+	}
+	return nil
+}
+
+// addFlux wraps the group's container: the entrypoint in front of its
+// command, the init container that copies Flux in, and the volumes and
+// mounts of Flux's files.
+func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
+	containers := yamltree.Get(pod, jobset.ContainersKey)
+	if containers == nil || g.Container >= len(containers.Content) {
+		return fmt.Errorf("container %d is missing", g.Container)
+	}
+	c := containers.Content[g.Container]
+
+	// The user's own command items stay as written (quoting, comments);
+	// the entrypoint goes in front. An earlier wrapping was stripped
+	// before the JobSet was read. A command the function adds goes in
+	// before the mounts it adds, so that a re-render, which removes both
+	// and adds them again, writes them in the same order.
+	if old := yamltree.Get(c, jobset.CommandKey); old != nil && old.Kind == yaml.SequenceNode {
+		old.Content = append([]*yaml.Node{yamltree.String(plan.EntrypointPath)}, old.Content...)
+	} else {
+		yamltree.Set(c, jobset.CommandKey, yamltree.Strings(plan.EntrypointPath), jobset.ArgsKey)
+	}
+
+	// An image with its own Flux needs no copy of the view: no init
+	// container and no software volume (whose mount would hide the
+	// image's own /opt/software). The install volume stays: it holds the
+	// broker's private state.
+	if !p.ImageFlux {
+		init := yamltree.EnsureSeq(pod, jobset.InitContainersKey)
+		init.Content = append(init.Content, installer(p, g))
+	}
+
+	volumes := yamltree.EnsureSeq(pod, jobset.VolumesKey)
+	volumes.Content = append(volumes.Content, fluxVolumes(p)...)
+	mounts := yamltree.EnsureSeq(c, jobset.VolumeMountsKey)
+	mounts.Content = append(mounts.Content, fluxMounts(p)...)
+	if !g.OwnShm {
+		volumes.Content = append(volumes.Content, shmVolume(p.Settings.ShmSize))
+		mounts.Content = append(mounts.Content, shmMount())
+	}
+
+	return nil
+}
+
+// fluxVolumes are the volumes of a wrapped pod, but for /dev/shm.
+func fluxVolumes(p *plan.Plan) []*yaml.Node {
+	volumes := []*yaml.Node{emptyDirVolume(plan.InstallVolume)}
+	if !p.ImageFlux {
+		volumes = append(volumes, emptyDirVolume(plan.SoftwareVolume))
+	}
+	return append(volumes,
+		volume(plan.ConfigVolume, "configMap", yamltree.Map(
+			yamltree.KV("name", yamltree.String(p.ConfigMapName)),
+			yamltree.KV("defaultMode", octal(scriptsMode)),
+		)),
+		volume(plan.CurveVolume, "secret", yamltree.Map(
+			yamltree.KV("secretName", yamltree.String(p.SecretName)),
+			yamltree.KV("defaultMode", octal(certMode)),
+		)),
+	)
+}
+
+// volume is the pod volume name whose source is of kind source.
+func volume(name, source string, spec *yaml.Node) *yaml.Node {
+	return yamltree.Map(yamltree.KV("name", yamltree.String(name)), yamltree.KV(source, spec))
+}
+
+// emptyDirVolume is a plain emptyDir volume.
+func emptyDirVolume(name string) *yaml.Node { return volume(name, "emptyDir", yamltree.Map()) }
+
+// fluxMounts are the wrapped container's mounts of fluxVolumes.
+func fluxMounts(p *plan.Plan) []*yaml.Node {
+	mounts := []*yaml.Node{mount(plan.InstallVolume, plan.InstallDir)}
+	if !p.ImageFlux {
+		mounts = append(mounts, mount(plan.SoftwareVolume, plan.SoftwareDir))
+	}
+	return append(mounts, readOnlyMount(plan.ConfigVolume, plan.ConfigDir), readOnlyMount(plan.CurveVolume, plan.CurveDir))
+}
+
+// mount is a volumeMount of volume name at path.
+func mount(name, path string) *yaml.Node {
+	return yamltree.Map(yamltree.KV("name", yamltree.String(name)), yamltree.KV("mountPath", yamltree.String(path)))
+}
+
+// readOnlyMount is a read-only volumeMount of volume name at path.
+func readOnlyMount(name, path string) *yaml.Node {
+	m := mount(name, path)
+	yamltree.Set(m, "readOnly", yamltree.Bool(true), "")
+	return m
+}
+
+// shmVolume is the writable /dev/shm (size "" for no limit).
+func shmVolume(size string) *yaml.Node {
+	shm := yamltree.Map(yamltree.KV("medium", yamltree.String(jobset.StorageMediumMemory)))
+	if size != "" {
+		yamltree.Set(shm, "sizeLimit", yamltree.String(size), "")
+	}
+	return volume(plan.ShmVolume, "emptyDir", shm)
+}
+
+func shmMount() *yaml.Node { return mount(plan.ShmVolume, plan.ShmDir) }
+
+// installer is the init container that copies Flux out of the view image.
+func installer(p *plan.Plan, g plan.Group) *yaml.Node {
+	// It only copies files into emptyDirs: it needs no privilege and no
+	// writable root, so it never makes a pod fail the "restricted" Pod
+	// Security Standard (runAsNonRoot stays the pod's choice: the view
+	// image's default user is root).
+	security := yamltree.Map(
+		yamltree.KV("allowPrivilegeEscalation", yamltree.Bool(false)),
+		yamltree.KV("capabilities", yamltree.Map(yamltree.KV("drop", yamltree.Strings("ALL")))),
+		yamltree.KV("readOnlyRootFilesystem", yamltree.Bool(true)),
+	)
+	// A pod-level seccompProfile (a Localhost profile, say) applies to the
+	// init container as to the user's; RuntimeDefault only fills the gap,
+	// so the restricted Pod Security Standard is met either way.
+	if !g.PodSeccomp {
+		yamltree.Set(security, "seccompProfile", yamltree.Map(yamltree.KV("type", yamltree.String(jobset.SeccompRuntimeDefault))), "")
+	}
+	return yamltree.Map(
+		yamltree.KV("name", yamltree.String(plan.InitContainerName)),
+		yamltree.KV("image", yamltree.String(p.ViewImage)),
+		yamltree.KV(jobset.CommandKey, yamltree.Strings(plan.InitPath)),
+		yamltree.KV(jobset.VolumeMountsKey, yamltree.Seq(
+			mount(plan.InstallVolume, plan.InstallDir),
+			mount(plan.SoftwareVolume, plan.SoftwareStagingDir),
+			readOnlyMount(plan.ConfigVolume, plan.ConfigDir),
+		)),
+		yamltree.KV("securityContext", security),
+	)
+}
+
+func octal(mode int) *yaml.Node {
+	n := yamltree.Int(mode)
+	n.LineComment = fmt.Sprintf("%#o", mode)
+	return n
+}
