@@ -182,7 +182,7 @@ func TestBrokerTOML(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			p := v.plan
-			f, err := Render(p)
+			f, err := Generate(p)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
 			}
@@ -344,7 +344,7 @@ func TestScriptsLint(t *testing.T) {
 	shellcheck := testenv.Tool(t, "shellcheck")
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
-			f, err := Render(v.plan)
+			f, err := Generate(v.plan)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
 			}
@@ -393,7 +393,7 @@ func TestRenderHostileValues(t *testing.T) {
 		p.Topology = hostile
 		p.RunOptions = []string{hostile, "", "-x"}
 	})
-	f, err := Render(p)
+	f, err := Generate(p)
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -423,7 +423,7 @@ func TestRenderHostileValues(t *testing.T) {
 
 func TestRenderRejects(t *testing.T) {
 	ok := func() *plan.Plan { return newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil) }
-	if _, err := Render(ok()); err != nil {
+	if _, err := Generate(ok()); err != nil {
 		t.Fatalf("Render(valid plan): %v", err)
 	}
 	cases := map[string]func(*plan.Plan){
@@ -448,12 +448,12 @@ func TestRenderRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := ok()
 			edit(p)
-			if f, err := Render(p); err == nil {
+			if f, err := Generate(p); err == nil {
 				t.Errorf("Render accepted the plan:\n%s", f.Entrypoint)
 			}
 		})
 	}
-	if _, err := Render(nil); err == nil {
+	if _, err := Generate(nil); err == nil {
 		t.Error("Render(nil) succeeded")
 	}
 }
@@ -488,7 +488,7 @@ func TestBrokerStrings(t *testing.T) {
 		p := newPlan([]group{{"w", 1, 2, s}}, func(p *plan.Plan) {
 			p.Subdomain, p.NetworkDevice, p.QueuePolicy, p.Name = s, s, policy, s
 		})
-		f, err := Render(p)
+		f, err := Generate(p)
 		if err != nil {
 			t.Fatalf("Render with %q: %v", s, err)
 		}
@@ -585,7 +585,7 @@ func BenchmarkRender(b *testing.B) {
 	})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Render(p); err != nil {
+		if _, err := Generate(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -601,7 +601,7 @@ func TestRenderPerGroupResources(t *testing.T) {
 			p = v.plan
 		}
 	}
-	f, err := Render(p)
+	f, err := Generate(p)
 	if err != nil {
 		t.Fatal(err)
 	}
