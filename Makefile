@@ -30,12 +30,12 @@ all: build
 
 ## help: list the targets below with what they do (from their ## comments, here and in mk/*.mk).
 help:
-	@awk '/^## [A-Za-z0-9_.\/-]+( \/ [A-Za-z0-9_.\/-]+)*: / { \
-	    if (t != "") printf "  %-28s %s\n", t, d; \
-	    i = index($$0, ": "); t = substr($$0, 4, i - 4); d = substr($$0, i + 2); next } \
+	@awk 'function out() { if (t != "") { gsub(/\$$\$$/, "$$", d); printf "  %-28s %s\n", t, d }; t = "" } \
+	  /^## [A-Za-z0-9_.\/-]+( \/ [A-Za-z0-9_.\/-]+)*: / { \
+	    out(); i = index($$0, ": "); t = substr($$0, 4, i - 4); d = substr($$0, i + 2); next } \
 	  /^## / && t != "" { d = d " " substr($$0, 4); next } \
-	  { if (t != "") printf "  %-28s %s\n", t, d; t = "" } \
-	  END { if (t != "") printf "  %-28s %s\n", t, d }' Makefile mk/*.mk
+	  { out() } \
+	  END { out() }' Makefile mk/*.mk
 
 build: $(BIN)/jobset-flux
 $(BIN)/jobset-flux: $(shell find fn pkg -name '*.go' -o -name '*.tmpl' -o -name '*.yaml' 2>/dev/null) go.mod go.sum krmfunction.yaml
