@@ -56,6 +56,9 @@ GO_MODULES = $(shell find . -name go.mod -not -path './.git/*' -not -path './bin
 lint: $(BIN)/staticcheck
 	hack/check-large-files.sh
 	@for m in $(GO_MODULES); do \
+	  if [[ -z "$$(cd "$$m" && go list ./... 2>/dev/null)" ]]; then \
+	    echo "lint: $$m: no Go packages (a go.mod that only pins tools), nothing to lint"; continue; \
+	  fi; \
 	  echo "lint: $$m"; \
 	  unformatted=$$(cd "$$m" && gofmt -l .); \
 	  test -z "$$unformatted" || { echo "$$unformatted"; echo "gofmt: files above (in $$m) need formatting"; exit 1; }; \
