@@ -7,6 +7,9 @@ SHELL := /bin/bash
 BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 export GOFLAGS := -buildvcs=false
+# Each module resolves its own go.mod: no go.work, neither one of ours
+# (docs/development.md says why there is none) nor one above the clone.
+export GOWORK := off
 
 # Release metadata: the one place the version and image name live.
 VERSION ?= 0.1.0
@@ -22,8 +25,17 @@ GO_LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Integration test targets add themselves here from mk/*.mk.
 INTEGRATION_TESTS :=
 
-.PHONY: all build test unit lint example expected clean system-deps
+.PHONY: all build help test unit lint example expected clean system-deps
 all: build
+
+## help: list the targets below with what they do (from their ## comments, here and in mk/*.mk).
+help:
+	@awk 'function out() { if (t != "") { gsub(/\$$\$$/, "$$", d); printf "  %-28s %s\n", t, d }; t = "" } \
+	  /^## [A-Za-z0-9_.\/-]+( \/ [A-Za-z0-9_.\/-]+)*: / { \
+	    out(); i = index($$0, ": "); t = substr($$0, 4, i - 4); d = substr($$0, i + 2); next } \
+	  /^## / && t != "" { d = d " " substr($$0, 4); next } \
+	  { out() } \
+	  END { out() }' Makefile mk/*.mk
 
 build: $(BIN)/jobset-flux
 $(BIN)/jobset-flux: $(shell find fn pkg -name '*.go' -o -name '*.tmpl' -o -name '*.yaml' 2>/dev/null) go.mod go.sum krmfunction.yaml
@@ -35,12 +47,23 @@ $(BIN)/jobset-flux: $(shell find fn pkg -name '*.go' -o -name '*.tmpl' -o -name 
 unit: build
 	go test -count=1 ./...
 
-## lint: gofmt, go vet, staticcheck; no tracked file over 1 MiB.
+# Every Go module of the repository: the root and each directory below it
+# with a go.mod (test/*, hack/*), found afresh on every run so that a new
+# module is linted without being listed anywhere.
+GO_MODULES = $(shell find . -name go.mod -not -path './.git/*' -not -path './bin/*' -not -path './_out/*' -printf '%h\n' | sort)
+
+## lint: gofmt, go vet and staticcheck in every Go module (each named as it goes); no tracked file over 1 MiB.
 lint: $(BIN)/staticcheck
 	hack/check-large-files.sh
-	@test -z "$$(gofmt -l fn pkg)" || { gofmt -l fn pkg; echo 'gofmt: files above need formatting'; exit 1; }
-	go vet ./...
-	$(BIN)/staticcheck ./...
+	@for m in $(GO_MODULES); do \
+	  if [[ -z "$$(cd "$$m" && go list ./... 2>/dev/null)" ]]; then \
+	    echo "lint: $$m: no Go packages (a go.mod that only pins tools), nothing to lint"; continue; \
+	  fi; \
+	  echo "lint: $$m"; \
+	  unformatted=$$(cd "$$m" && gofmt -l .); \
+	  test -z "$$unformatted" || { echo "$$unformatted"; echo "gofmt: files above (in $$m) need formatting"; exit 1; }; \
+	  (cd "$$m" && go vet ./... && $(BIN)/staticcheck ./...) || { echo "lint: $$m failed"; exit 1; }; \
+	done
 
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -56,6 +79,7 @@ test: system-deps lint unit $(INTEGRATION_TESTS)
 # after the system packages are in place, also when run on its own.
 $(INTEGRATION_TESTS): | system-deps
 
+## clean: remove ./bin and ./_out (the caches under ~/.cache/jobset-flux stay).
 clean:
 	rm -rf bin _out
 

@@ -16,6 +16,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/internal/cputime"
 	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -684,7 +685,7 @@ func checkErrorResult(t *testing.T, c hostileCase, stdout, stderr string) {
 	if c.field != "" {
 		line += " " + c.field
 	}
-	line = oneLine(line + ": " + found.Message)
+	line = resourcelist.OneLine(line + ": " + found.Message)
 	if !strings.Contains(stderr, line+"\n") {
 		t.Errorf("stderr lacks the line %q:\n%s", line, stderr)
 	}
@@ -1210,30 +1211,4 @@ func TestFlagsKeepKRMMode(t *testing.T) {
 			t.Errorf("exit %d, stderr %q, %d bytes out; want a usage error", code, stderr, len(out))
 		}
 	})
-}
-
-// Issue 14, point 9: a result on stderr is one line that shows what it
-// holds: no rune that starts a line or reorders the text (U+2028, U+2029,
-// U+0085, bidi controls, zero-width characters) is written raw, and names,
-// paths and messages from the input are cut short (a 1 MB name made a
-// 1 MB line).
-func TestStderrResultsAreShortVisibleLines(t *testing.T) {
-	for _, r := range []rune{'\n', '\r', '\x1b', '\u0085', '\u2028', '\u2029', '\u202e', '\u2066', '\u200b', '\u200f', '\ufeff', '\u061c'} {
-		got := oneLine("a" + string(r) + "b")
-		if strings.ContainsRune(got, r) || !strings.HasPrefix(got, "a\\") {
-			t.Errorf("oneLine(%U) = %q", r, got)
-		}
-	}
-	if got := oneLine("a\xffb"); got != `a\xffb` {
-		t.Errorf("invalid UTF-8: %q", got)
-	}
-	if got := oneLine("naïve 名前 ok"); got != "naïve 名前 ok" {
-		t.Errorf("printable text changed: %q", got)
-	}
-	long := strings.Repeat("n", 1<<20)
-	var b bytes.Buffer
-	printResults(&b, fn.Results{{Severity: fn.Error, Message: long, ResourceRef: &fn.ResourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: long, Namespace: long}, Field: &fn.Field{Path: long}}}, false)
-	if b.Len() > 8<<10 || strings.Count(b.String(), "\n") != 1 || !strings.Contains(b.String(), "(1048576 bytes)") {
-		t.Errorf("a result of 1 MB parts printed %d bytes: %.200q", b.Len(), b.String())
-	}
 }

@@ -128,71 +128,125 @@ func ParseCertificate(data []byte) (KeyPair, string, error) {
 }
 
 func parseCertificate(data []byte) (KeyPair, string, error) {
-	sections := map[string]map[string]field{}
+	sections, err := parseSections(data)
+	if err != nil {
+		return KeyPair{}, "", err
+	}
+	name, err := metadataName(sections)
+	if err != nil {
+		return KeyPair{}, "", err
+	}
+	kp, err := curveKeys(sections)
+	if err != nil {
+		return KeyPair{}, "", err
+	}
+	return kp, name, nil
+}
+
+// sections are a certificate's fields by section and key.
+type sections map[string]map[string]field
+
+// parseSections reads the lines of a certificate into its sections,
+// refusing every line Flux's parser would refuse or read otherwise.
+func parseSections(data []byte) (sections, error) {
+	secs := sections{}
 	var current string
-	text := string(data)
-	text = strings.TrimSuffix(text, "\n")
+	text := strings.TrimSuffix(string(data), "\n")
 	for i, line := range strings.Split(text, "\n") {
 		n := i + 1
-		if !utf8.ValidString(line) {
-			return KeyPair{}, "", fmt.Errorf("line %d: not valid UTF-8", n)
-		}
-		if strings.HasSuffix(line, "\r") {
-			return KeyPair{}, "", fmt.Errorf("line %d: CRLF line endings are not supported, use LF", n)
-		}
-		if len(line) > maxLine {
-			return KeyPair{}, "", fmt.Errorf("line %d: line is %d bytes, Flux reads at most %d", n, len(line), maxLine)
-		}
-		body := strings.TrimLeft(line, " ")
-		indented := len(body) < len(line)
-		if strings.HasPrefix(body, "\t") {
-			return KeyPair{}, "", fmt.Errorf("line %d: indentation must be spaces, not tabs", n)
+		body, indented, err := lineBody(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		if body == "" || body[0] == '#' {
 			continue
 		}
 		if !indented {
-			name := strings.TrimRight(body, " ")
-			if name != "metadata" && name != "curve" {
-				return KeyPair{}, "", fmt.Errorf("line %d: unknown section (want metadata or curve)", n)
+			if current, err = secs.open(body); err != nil {
+				return nil, fmt.Errorf("line %d: %w", n, err)
 			}
-			if _, dup := sections[name]; dup {
-				return KeyPair{}, "", fmt.Errorf("line %d: duplicate section %s", n, name)
-			}
-			sections[name] = map[string]field{}
-			current = name
 			continue
 		}
-		if current == "" {
-			return KeyPair{}, "", fmt.Errorf("line %d: indented line before any section", n)
+		if err := secs.add(current, body, n); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		key, value, err := parseField(body)
-		if err != nil {
-			return KeyPair{}, "", fmt.Errorf("line %d: %w", n, err)
-		}
-		if current == "curve" && key != "public-key" && key != "secret-key" {
-			return KeyPair{}, "", fmt.Errorf("line %d: unknown key in curve (want public-key or secret-key)", n)
-		}
-		if prev, dup := sections[current][key]; dup {
-			return KeyPair{}, "", fmt.Errorf("line %d: duplicate key %s in %s (first on line %d)", n, shown(key), current, prev.line)
-		}
-		sections[current][key] = field{value: value, line: n}
 	}
+	return secs, nil
+}
 
-	meta, ok := sections["metadata"]
+// lineBody checks one line's encoding, ending and length, and returns it
+// without its indentation, which must be spaces.
+func lineBody(line string) (body string, indented bool, err error) {
+	if !utf8.ValidString(line) {
+		return "", false, errors.New("not valid UTF-8")
+	}
+	if strings.HasSuffix(line, "\r") {
+		return "", false, errors.New("CRLF line endings are not supported, use LF")
+	}
+	if len(line) > maxLine {
+		return "", false, fmt.Errorf("line is %d bytes, Flux reads at most %d", len(line), maxLine)
+	}
+	body = strings.TrimLeft(line, " ")
+	if strings.HasPrefix(body, "\t") {
+		return "", false, errors.New("indentation must be spaces, not tabs")
+	}
+	return body, len(body) < len(line), nil
+}
+
+// open starts the section a line at column 0 names, and returns its name.
+func (s sections) open(body string) (string, error) {
+	name := strings.TrimRight(body, " ")
+	if name != "metadata" && name != "curve" {
+		return "", errors.New("unknown section (want metadata or curve)")
+	}
+	if _, dup := s[name]; dup {
+		return "", fmt.Errorf("duplicate section %s", name)
+	}
+	s[name] = map[string]field{}
+	return name, nil
+}
+
+// add parses an indented line (line n) as a field of the section current.
+func (s sections) add(current, body string, n int) error {
+	if current == "" {
+		return errors.New("indented line before any section")
+	}
+	key, value, err := parseField(body)
+	if err != nil {
+		return err
+	}
+	if current == "curve" && key != "public-key" && key != "secret-key" {
+		return errors.New("unknown key in curve (want public-key or secret-key)")
+	}
+	if prev, dup := s[current][key]; dup {
+		return fmt.Errorf("duplicate key %s in %s (first on line %d)", shown(key), current, prev.line)
+	}
+	s[current][key] = field{value: value, line: n}
+	return nil
+}
+
+// metadataName returns the name of the metadata section, checked.
+func metadataName(s sections) (string, error) {
+	meta, ok := s["metadata"]
 	if !ok {
-		return KeyPair{}, "", errors.New("missing metadata section")
+		return "", errors.New("missing metadata section")
 	}
 	name, ok := meta["name"]
 	if !ok {
-		return KeyPair{}, "", errors.New("metadata has no name (the lead broker refuses a certificate without one)")
+		return "", errors.New("metadata has no name (the lead broker refuses a certificate without one)")
 	}
 	if err := checkName(name.value, false); err != nil {
-		return KeyPair{}, "", fmt.Errorf("line %d: %w", name.line, err)
+		return "", fmt.Errorf("line %d: %w", name.line, err)
 	}
-	keys, ok := sections["curve"]
+	return name.value, nil
+}
+
+// curveKeys decodes the curve section's keys and checks that they are
+// one keypair, as libzmq does.
+func curveKeys(s sections) (KeyPair, error) {
+	keys, ok := s["curve"]
 	if !ok {
-		return KeyPair{}, "", errors.New("missing curve section")
+		return KeyPair{}, errors.New("missing curve section")
 	}
 	var kp KeyPair
 	for _, k := range []struct {
@@ -201,22 +255,22 @@ func parseCertificate(data []byte) (KeyPair, string, error) {
 	}{{"public-key", &kp.Public}, {"secret-key", &kp.Secret}} {
 		f, ok := keys[k.name]
 		if !ok {
-			return KeyPair{}, "", fmt.Errorf("curve has no %s", k.name)
+			return KeyPair{}, fmt.Errorf("curve has no %s", k.name)
 		}
 		if len(f.value) != keyLenZ85 {
-			return KeyPair{}, "", fmt.Errorf("line %d: %s must be %d Z85 characters, got %d", f.line, k.name, keyLenZ85, len(f.value))
+			return KeyPair{}, fmt.Errorf("line %d: %s must be %d Z85 characters, got %d", f.line, k.name, keyLenZ85, len(f.value))
 		}
 		raw, err := z85.Decode(f.value)
 		if err != nil {
 			// Not z85's own message: it quotes the offending character.
-			return KeyPair{}, "", fmt.Errorf("line %d: %s is not valid Z85: %w", f.line, k.name, z85.ErrInvalid)
+			return KeyPair{}, fmt.Errorf("line %d: %s is not valid Z85: %w", f.line, k.name, z85.ErrInvalid)
 		}
 		*k.dst = [32]byte(raw)
 	}
 	if !kp.consistent() {
-		return KeyPair{}, "", fmt.Errorf("line %d: public-key is not the X25519 public key of secret-key (libzmq would refuse the certificate)", keys["public-key"].line)
+		return KeyPair{}, fmt.Errorf("line %d: public-key is not the X25519 public key of secret-key (libzmq would refuse the certificate)", keys["public-key"].line)
 	}
-	return kp, name.value, nil
+	return kp, nil
 }
 
 // parseField parses the body of an indented `key = "value"` line.
@@ -229,11 +283,8 @@ func parseField(body string) (key, value string, err error) {
 	if key == "" {
 		return "", "", errors.New("empty key")
 	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return "", "", errors.New("keys may contain only letters, digits, '-' and '.'")
-		}
+	if strings.IndexFunc(key, notKeyRune) >= 0 {
+		return "", "", errors.New("keys may contain only letters, digits, '-' and '.'")
 	}
 	rest := strings.TrimLeft(body[eq+1:], " ")
 	if !strings.HasPrefix(rest, `"`) {
@@ -251,6 +302,12 @@ func parseField(body string) (key, value string, err error) {
 		return "", "", err
 	}
 	return key, value, nil
+}
+
+// notKeyRune reports whether r may not be part of a key: keys are ASCII
+// letters, digits, '-' and '.'.
+func notKeyRune(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.')
 }
 
 // shown is how an error names a certificate key: by name when it is one

@@ -6,7 +6,8 @@ package finding
 
 import "fmt"
 
-// Severity orders findings; only errors stop a render.
+// Severity orders findings; only errors stop a render. Results spell it
+// as kpt does (pkg/transform maps it to fn.Severity).
 type Severity int
 
 // Severities, from least to most serious.
@@ -15,18 +16,6 @@ const (
 	Warning
 	Error
 )
-
-// String returns the severity as kpt spells it in results.
-func (s Severity) String() string {
-	switch s {
-	case Error:
-		return "error"
-	case Warning:
-		return "warning"
-	default:
-		return "info"
-	}
-}
 
 // Finding is one message about one field of one object.
 type Finding struct {

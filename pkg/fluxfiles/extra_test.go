@@ -22,9 +22,9 @@ func TestBrokerExtra(t *testing.T) {
 		"odd name":               map[string]any{"k": "v"},
 	}
 	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) { p.Settings.BrokerConfig = extra })
-	f, err := Render(p)
+	f, err := Generate(p)
 	if err != nil {
-		t.Fatalf("Render: %v", err)
+		t.Fatalf("Generate: %v", err)
 	}
 	var doc map[string]any
 	if err := toml.Unmarshal([]byte(f.Broker), &doc); err != nil {
@@ -46,7 +46,7 @@ func TestBrokerExtra(t *testing.T) {
 	}
 
 	p.Settings.BrokerConfig = map[string]any{"top": 1}
-	if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "not a table") {
+	if _, err := Generate(p); err == nil || !strings.Contains(err.Error(), "not a table") {
 		t.Errorf("a top-level key: %v, want an error", err)
 	}
 	// The settings refuse keys the function writes; a plan made otherwise
@@ -58,7 +58,7 @@ func TestBrokerExtra(t *testing.T) {
 		{"bootstrap": map[string]any{"default_port": int64(1)}},
 	} {
 		p.Settings.BrokerConfig = owned
-		if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "which jobset-flux writes") {
+		if _, err := Generate(p); err == nil || !strings.Contains(err.Error(), "which jobset-flux writes") {
 			t.Errorf("broker-config %v: %v, want an error", owned, err)
 		}
 	}

@@ -182,9 +182,9 @@ func TestBrokerTOML(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			p := v.plan
-			f, err := Render(p)
+			f, err := Generate(p)
 			if err != nil {
-				t.Fatalf("Render: %v", err)
+				t.Fatalf("Generate: %v", err)
 			}
 			checkHeader(t, p, f.Broker)
 			var doc map[string]any
@@ -344,9 +344,9 @@ func TestScriptsLint(t *testing.T) {
 	shellcheck := testenv.Tool(t, "shellcheck")
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
-			f, err := Render(v.plan)
+			f, err := Generate(v.plan)
 			if err != nil {
-				t.Fatalf("Render: %v", err)
+				t.Fatalf("Generate: %v", err)
 			}
 			dir := t.TempDir()
 			var paths []string
@@ -381,7 +381,7 @@ func TestMap(t *testing.T) {
 }
 
 // TestRenderHostileValues feeds values with TOML and shell metacharacters
-// through Render: the TOML must still parse to the same values, and the
+// through Generate: the TOML must still parse to the same values, and the
 // scripts must still be valid.
 func TestRenderHostileValues(t *testing.T) {
 	hostile := "a'b\"c\\d\ne$f`g%h#i]j"
@@ -393,9 +393,9 @@ func TestRenderHostileValues(t *testing.T) {
 		p.Settings.Topology = hostile
 		p.Settings.RunOptions = []string{hostile, "", "-x"}
 	})
-	f, err := Render(p)
+	f, err := Generate(p)
 	if err != nil {
-		t.Fatalf("Render: %v", err)
+		t.Fatalf("Generate: %v", err)
 	}
 	var doc struct {
 		Bootstrap struct {
@@ -423,8 +423,8 @@ func TestRenderHostileValues(t *testing.T) {
 
 func TestRenderRejects(t *testing.T) {
 	ok := func() *plan.Plan { return newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil) }
-	if _, err := Render(ok()); err != nil {
-		t.Fatalf("Render(valid plan): %v", err)
+	if _, err := Generate(ok()); err != nil {
+		t.Fatalf("Generate(valid plan): %v", err)
 	}
 	cases := map[string]func(*plan.Plan){
 		"no groups":             func(p *plan.Plan) { p.Groups = nil },
@@ -448,17 +448,17 @@ func TestRenderRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := ok()
 			edit(p)
-			if f, err := Render(p); err == nil {
-				t.Errorf("Render accepted the plan:\n%s", f.Entrypoint)
+			if f, err := Generate(p); err == nil {
+				t.Errorf("Generate accepted the plan:\n%s", f.Entrypoint)
 			}
 		})
 	}
-	if _, err := Render(nil); err == nil {
-		t.Error("Render(nil) succeeded")
+	if _, err := Generate(nil); err == nil {
+		t.Error("Generate(nil) succeeded")
 	}
 }
 
-// fill keeps the templates and Render in step: a placeholder without a
+// fill keeps the templates and Generate in step: a placeholder without a
 // value and a value without a placeholder are errors, and a value is
 // never scanned for placeholders.
 func TestFill(t *testing.T) {
@@ -488,9 +488,9 @@ func TestBrokerStrings(t *testing.T) {
 		p := newPlan([]group{{"w", 1, 2, s}}, func(p *plan.Plan) {
 			p.Subdomain, p.Settings.NetworkDevice, p.Settings.QueuePolicy, p.Name = s, s, policy, s
 		})
-		f, err := Render(p)
+		f, err := Generate(p)
 		if err != nil {
-			t.Fatalf("Render with %q: %v", s, err)
+			t.Fatalf("Generate with %q: %v", s, err)
 		}
 		var doc struct {
 			Bootstrap struct {
@@ -572,7 +572,7 @@ func splitNUL(b []byte) []string {
 	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
 }
 
-func BenchmarkRender(b *testing.B) {
+func BenchmarkGenerate(b *testing.B) {
 	p := newPlan([]group{
 		{"leader", 1, 1, "js-leader-0-0"},
 		{"workers", 16, 1, "js-workers-[0-15]-0"},
@@ -585,7 +585,7 @@ func BenchmarkRender(b *testing.B) {
 	})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Render(p); err != nil {
+		if _, err := Generate(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -601,7 +601,7 @@ func TestRenderPerGroupResources(t *testing.T) {
 			p = v.plan
 		}
 	}
-	f, err := Render(p)
+	f, err := Generate(p)
 	if err != nil {
 		t.Fatal(err)
 	}

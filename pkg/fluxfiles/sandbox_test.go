@@ -59,9 +59,9 @@ type pod struct {
 // working directory holding files that globs would match.
 func newPod(t *testing.T, p *plan.Plan, certMode os.FileMode, certGroup int) *pod {
 	t.Helper()
-	f, err := Render(p)
+	f, err := Generate(p)
 	if err != nil {
-		t.Fatalf("Render: %v", err)
+		t.Fatalf("Generate: %v", err)
 	}
 	root := t.TempDir()
 	pd := &pod{t: t}

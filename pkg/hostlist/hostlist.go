@@ -37,7 +37,6 @@ type group struct {
 type List struct {
 	groups []group
 	spans  []span
-	hosts  int
 }
 
 // AppendRange appends the hosts prefix+i+suffix for i = lo..hi, in
@@ -60,7 +59,6 @@ func (l *List) AppendRange(prefix string, lo, hi int, suffix string) {
 	if strings.ContainsAny(prefix, "[],") || strings.ContainsAny(suffix, "[],") {
 		panic(fmt.Sprintf("hostlist: AppendRange(%q, %d, %d, %q): prefix and suffix must not contain '[', ']' or ','", prefix, lo, hi, suffix))
 	}
-	l.hosts += hi - lo + 1
 	if n := len(l.groups); n > 0 && l.groups[n-1].prefix == prefix && l.groups[n-1].suffix == suffix {
 		if last := &l.spans[len(l.spans)-1]; last.hi == lo-1 {
 			last.hi = hi
@@ -71,12 +69,6 @@ func (l *List) AppendRange(prefix string, lo, hi int, suffix string) {
 	}
 	l.groups = append(l.groups, group{prefix: prefix, suffix: suffix, first: len(l.spans)})
 	l.spans = append(l.spans, span{lo, hi})
-}
-
-// Len returns the number of hosts in the list, which is the size of the
-// Flux instance the list describes.
-func (l *List) Len() int {
-	return l.hosts
 }
 
 // String returns the RFC 29 text of the list, or "" for an empty list.

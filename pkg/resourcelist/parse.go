@@ -25,6 +25,18 @@ var ErrNotResourceList = errors.New("the input is not a ResourceList")
 // machine (a node is about 150 bytes).
 const maxAliasNodes = 1 << 20
 
+// IsResourceList reports whether the first YAML document of in is a map
+// whose kind is ResourceList, whatever else is wrong with it: Parse says
+// what.
+func IsResourceList(in []byte) bool {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(in)).Decode(&doc); err != nil || len(doc.Content) == 0 {
+		return false
+	}
+	kind, _ := yamltree.Lookup(doc.Content[0], "kind")
+	return yamltree.ScalarText(kind) == kio.ResourceListKind
+}
+
 // Parse reads a ResourceList as fn.ParseResourceList does, and refuses
 // what that parser silently gets wrong:
 //
@@ -50,7 +62,45 @@ func Parse(in []byte) (*fn.ResourceList, error) {
 	return rl, nil
 }
 
+// parse is Parse without the wrapping: one step per part of the list.
 func parse(in []byte) (*fn.ResourceList, error) {
+	root, err := decodeOne(in)
+	if err != nil {
+		return nil, err
+	}
+	top, err := topFields(root)
+	if err != nil {
+		return nil, err
+	}
+	ex := &yamltree.Expander{Budget: maxAliasNodes}
+	items, err := itemNodes(ex, top["items"])
+	if err != nil {
+		return nil, err
+	}
+	config, err := configNode(ex, top["functionConfig"])
+	if err != nil {
+		return nil, err
+	}
+	if err := expandAcross(ex, items, config); err != nil {
+		return nil, err
+	}
+	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject()}
+	if rl.Results, err = results(top["results"]); err != nil {
+		return nil, err
+	}
+	for _, n := range items {
+		yamltree.SpellEmptyNulls(n)
+		rl.Items = append(rl.Items, fn.MoveToKubeObject(yaml.NewRNode(n)))
+	}
+	if config != nil {
+		yamltree.SpellEmptyNulls(config)
+		rl.FunctionConfig = fn.MoveToKubeObject(yaml.NewRNode(config))
+	}
+	return rl, nil
+}
+
+// decodeOne returns the root of the one YAML document in holds.
+func decodeOne(in []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(in))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -66,7 +116,13 @@ func parse(in []byte) (*fn.ResourceList, error) {
 	case err != io.EOF:
 		return nil, err
 	}
-	root := doc.Content[0]
+	return doc.Content[0], nil
+}
+
+// topFields returns the fields of the list's top map by key, once it knows
+// that no key is written twice (at the top or in the functionConfig) and
+// that kind and apiVersion are the protocol's.
+func topFields(root *yaml.Node) (map[string]*yaml.Node, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("it is %s, not a map with kind: ResourceList", yamltree.Describe(root))
 	}
@@ -78,87 +134,88 @@ func parse(in []byte) (*fn.ResourceList, error) {
 		}
 		top[k] = root.Content[i+1]
 	}
-	if kind := scalar(top["kind"]); kind != kio.ResourceListKind {
+	if kind := yamltree.ScalarText(top["kind"]); kind != kio.ResourceListKind {
 		return nil, fmt.Errorf("its kind is %s, want kind: %s", strconv.Quote(kind), kio.ResourceListKind)
 	}
-	if v := scalar(top["apiVersion"]); v != Versions[0] && v != Versions[1] {
+	if v := yamltree.ScalarText(top["apiVersion"]); v != Versions[0] && v != Versions[1] {
 		return nil, fmt.Errorf("its apiVersion is %s; the KRM function protocol needs apiVersion: %s", strconv.Quote(v), kio.ResourceListAPIVersion)
 	}
 	// The functionConfig's duplicates make a config that readers read
 	// differently: refused with the whole list, like the top's. Those in
 	// items are reported against their item by the function.
 	if fc := top["functionConfig"]; fc != nil {
-		var dupErr error
-		yamltree.Duplicates(fc, "functionConfig", func(path string) {
-			if dupErr == nil {
-				dupErr = fmt.Errorf("%s %s", path, yamltree.DuplicateMessage)
-			}
-		})
-		if dupErr != nil {
-			return nil, dupErr
+		if path, dup := yamltree.FirstDuplicate(fc, "functionConfig"); dup {
+			return nil, fmt.Errorf("%s %s", path, yamltree.DuplicateMessage)
 		}
 	}
+	return top, nil
+}
 
-	ex := &yamltree.Expander{Budget: maxAliasNodes}
-	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject()}
+// itemNodes returns the maps of the items list (nil or null: none), each
+// item that is an alias replaced by a copy of its target.
+func itemNodes(ex *yamltree.Expander, items *yaml.Node) ([]*yaml.Node, error) {
+	if items == nil || yamltree.IsNull(items) {
+		return nil, nil
+	}
+	if items.Kind == yaml.AliasNode {
+		return nil, errors.New("items is an alias; write the list out")
+	}
+	if items.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("items is %s; it must be a list of objects", yamltree.Describe(items))
+	}
 	var nodes []*yaml.Node
-	if items := top["items"]; items != nil && !isNull(items) {
-		if items.Kind == yaml.AliasNode {
-			return nil, errors.New("items is an alias; write the list out")
-		}
-		if items.Kind != yaml.SequenceNode {
-			return nil, fmt.Errorf("items is %s; it must be a list of objects", yamltree.Describe(items))
-		}
-		for i, it := range items.Content {
-			if it.Kind == yaml.AliasNode {
-				cp, err := ex.Copy(it)
-				if err != nil {
-					return nil, fmt.Errorf("items[%d]: %w", i, err)
-				}
-				it = cp
-			}
-			if it.Kind != yaml.MappingNode {
-				return nil, fmt.Errorf("items[%d] is %s; each item must be an object (a map)", i, yamltree.Describe(it))
-			}
-			nodes = append(nodes, it)
-		}
-	}
-	var config *yaml.Node
-	if fc := top["functionConfig"]; fc != nil && !isNull(fc) {
-		if fc.Kind == yaml.AliasNode {
-			cp, err := ex.Copy(fc)
+	for i, it := range items.Content {
+		if it.Kind == yaml.AliasNode {
+			cp, err := ex.Copy(it)
 			if err != nil {
-				return nil, fmt.Errorf("functionConfig: %w", err)
+				return nil, fmt.Errorf("items[%d]: %w", i, err)
 			}
-			fc = cp
+			it = cp
 		}
-		if fc.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("functionConfig is %s; it must be an object (a map)", yamltree.Describe(fc))
+		if it.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("items[%d] is %s; each item must be an object (a map)", i, yamltree.Describe(it))
 		}
-		config = fc
+		nodes = append(nodes, it)
 	}
-	if err := expandAcross(ex, nodes, config); err != nil {
-		return nil, err
+	return nodes, nil
+}
+
+// configNode returns the functionConfig's map (nil for none or null), a
+// copy of the target when it is an alias.
+func configNode(ex *yamltree.Expander, fc *yaml.Node) (*yaml.Node, error) {
+	if fc == nil || yamltree.IsNull(fc) {
+		return nil, nil
 	}
-	if res := top["results"]; res != nil && !isNull(res) {
-		if res.Kind == yaml.MappingNode {
-			res = get(res, "items")
+	if fc.Kind == yaml.AliasNode {
+		cp, err := ex.Copy(fc)
+		if err != nil {
+			return nil, fmt.Errorf("functionConfig: %w", err)
 		}
-		if res != nil && res.Kind == yaml.SequenceNode {
-			if err := res.Decode(&rl.Results); err != nil {
-				return nil, fmt.Errorf("results: %w", err)
-			}
+		fc = cp
+	}
+	if fc.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("functionConfig is %s; it must be an object (a map)", yamltree.Describe(fc))
+	}
+	return fc, nil
+}
+
+// results decodes the results an earlier function left: a list, or (as
+// some orchestrators write it) a map holding the list under items.
+// Anything else is dropped, as the SDK drops it.
+func results(res *yaml.Node) (fn.Results, error) {
+	if res == nil || yamltree.IsNull(res) {
+		return nil, nil
+	}
+	if res.Kind == yaml.MappingNode {
+		res, _ = yamltree.Lookup(res, "items")
+	}
+	var out fn.Results
+	if res != nil && res.Kind == yaml.SequenceNode {
+		if err := res.Decode(&out); err != nil {
+			return nil, fmt.Errorf("results: %w", err)
 		}
 	}
-	for _, n := range nodes {
-		yamltree.SpellEmptyNulls(n)
-		rl.Items = append(rl.Items, fn.MoveToKubeObject(yaml.NewRNode(n)))
-	}
-	if config != nil {
-		yamltree.SpellEmptyNulls(config)
-		rl.FunctionConfig = fn.MoveToKubeObject(yaml.NewRNode(config))
-	}
-	return rl, nil
+	return out, nil
 }
 
 // expandAcross replaces every alias of an item (or of the functionConfig)
@@ -195,24 +252,4 @@ func expandAcross(ex *yamltree.Expander, items []*yaml.Node, config *yaml.Node) 
 		}
 	}
 	return nil
-}
-
-func get(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func scalar(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode {
-		return ""
-	}
-	return n.Value
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }

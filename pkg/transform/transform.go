@@ -255,7 +255,7 @@ func (p *Processor) generate(pl *plan.Plan, index *index) (generated, finding.Li
 			found.Errorf("", "its CURVE Secret %q is not usable (see the error on that Secret)", pl.SecretName)
 		}
 	}
-	files, err := fluxfiles.Render(pl)
+	files, err := fluxfiles.Generate(pl)
 	if err != nil {
 		found.Errorf("", "cannot generate the Flux files: %v", err)
 	}

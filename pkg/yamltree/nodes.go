@@ -24,9 +24,22 @@ func Deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// IsNull reports whether n is a null scalar (null, ~ or nothing).
+// IsNull reports whether n is a null scalar (null, ~ or nothing). It
+// reads the tag as the YAML reader resolves it (ShortTag), not as stored:
+// a node built without a tag, or with the long form
+// tag:yaml.org,2002:null, is null too when its text says so.
 func IsNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.Tag == yaml.NodeTagNull
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull
+}
+
+// ScalarText returns the text of the scalar n, or "" when n is nil or not
+// a scalar. An alias is not followed: a field that must be written out
+// (a ResourceList's kind) reads as empty through one.
+func ScalarText(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
 }
 
 // NonNull returns what n stands for (Deref), or nil when that is null: a

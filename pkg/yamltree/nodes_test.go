@@ -107,3 +107,53 @@ func TestDescribeValue(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", strings.Join(got, "|"), want)
 	}
 }
+
+// TestIsNull: the tag counts as the YAML reader resolves it. Parsed nulls
+// carry the short tag, but a node built in code without a tag, or with
+// the long form of the tag, is null too when its text is; a quoted or
+// !!str-tagged "null" is a string.
+func TestIsNull(t *testing.T) {
+	for _, text := range []string{"k: null", "k: ~", "k:", "k: Null", "k: !!null ''", "k: !<tag:yaml.org,2002:null> x"} {
+		v, _ := Lookup(parse(t, text), "k")
+		if !IsNull(v) {
+			t.Errorf("%q: not null (tag %q)", text, v.Tag)
+		}
+	}
+	for _, text := range []string{`k: "null"`, "k: 'null'", "k: !!str null", "k: nil", "k: 0", "k: []", "k: {}"} {
+		v, _ := Lookup(parse(t, text), "k")
+		if IsNull(v) {
+			t.Errorf("%q: null", text)
+		}
+	}
+	built := []*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: "null"},
+		{Kind: yaml.ScalarNode, Value: "~"},
+		{Kind: yaml.ScalarNode, Value: ""},
+		{Kind: yaml.ScalarNode, Tag: "tag:yaml.org,2002:null", Value: "null"},
+		Null(),
+	}
+	for _, n := range built {
+		if !IsNull(n) {
+			t.Errorf("built node %+v: not null", *n)
+		}
+	}
+	for _, n := range []*yaml.Node{String("null"), {Kind: yaml.ScalarNode, Value: "null", Style: yaml.DoubleQuotedStyle}, Map(), Seq()} {
+		if IsNull(n) {
+			t.Errorf("built node %+v: null", *n)
+		}
+	}
+}
+
+// TestScalarText: a scalar's text; nothing for nil, a map or an alias.
+func TestScalarText(t *testing.T) {
+	root := parse(t, "a: &x ResourceList\nb: *x\nc: {k: v}\n")
+	for key, want := range map[string]string{"a": "ResourceList", "b": "", "c": "", "none": ""} {
+		var raw *yaml.Node
+		if i := keyIndex(root, key); i >= 0 {
+			raw = root.Content[i+1]
+		}
+		if got := ScalarText(raw); got != want {
+			t.Errorf("ScalarText(%s) = %q, want %q", key, got, want)
+		}
+	}
+}

@@ -65,6 +65,19 @@ func Duplicates(n *yaml.Node, path string, report func(path string)) {
 	}
 }
 
+// FirstDuplicate returns the path of the first key Duplicates reports
+// under n, and whether there is one: for a reader that refuses the whole
+// input rather than reporting each key.
+func FirstDuplicate(n *yaml.Node, path string) (string, bool) {
+	first, found := "", false
+	Duplicates(n, path, func(p string) {
+		if !found {
+			first, found = p, true
+		}
+	})
+	return first, found
+}
+
 // seenBefore reports whether key k of content[i] is an earlier key of the
 // map too. Small maps (nearly all of a manifest) are searched without
 // allocating; a large one gets a set.

@@ -1,5 +1,5 @@
-// Package resourcelist writes a KRM ResourceList: the same bytes as the
-// SDK's ResourceList.ToYAML, at a fraction of its time and memory.
+// Writing a ResourceList: the same bytes as the SDK's ResourceList.ToYAML,
+// at a fraction of its time and memory.
 //
 // ToYAML encodes the whole list as one YAML document, and go-yaml's
 // emitter keeps every event of a document until the document ends: for a
@@ -8,6 +8,7 @@
 // the list, bounds that queue by the largest item, so memory follows the
 // largest item rather than the whole list (measurements in
 // docs/performance.md, "What made it fast", 1).
+
 package resourcelist
 
 import (
