@@ -1,0 +1,191 @@
+// Command startbench measures how long a Flux JobSet rendered by
+// jobset-flux takes to start on the real test cluster (hack/kube), against
+// its floor: the same pods without Flux. It is a benchmark, not a test
+// (make bench-kube; docs/startup.md explains the method).
+//
+// For each pod count it runs, in a fresh namespace under a fresh JobSet
+// name each time, one replicatedJob of completions = parallelism = N pods
+// of the Debian app image: the Flux variant (annotated, rendered by
+// bin/jobset-flux with its defaults) and the floor (the app container's
+// own command, not annotated), interleaved, -runs times each, after one
+// untimed warm-up run that pulls the images and measures the view copy on
+// the node's disk. Every time comes from the cluster or the pods (watch
+// events as they arrive, container log timestamps, the tasks' clocks, the
+// broker's log), none from a polling interval; the machine is one node,
+// so all clocks are the same clock.
+//
+//	startbench -fn bin/jobset-flux [-sizes 3,8] [-runs 3] [-doc docs/startup.md]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type options struct {
+	function, kubectl, kubeconfig, kubeletDir string
+	image, dir, doc                           string
+	sizes                                     []int
+	runs                                      int
+	timeout                                   time.Duration
+}
+
+func main() {
+	o, err := parseFlags()
+	if err == nil {
+		err = bench1(o)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "startbench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags() (*options, error) {
+	o := &options{}
+	flag.StringVar(&o.function, "fn", "bin/jobset-flux", "the function binary")
+	flag.StringVar(&o.kubectl, "kubectl", os.Getenv("KUBECTL"), "kubectl (default $KUBECTL, else from hack/kube/cluster.sh env)")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "the cluster's kubeconfig (default $KUBECONFIG, else from hack/kube/cluster.sh env)")
+	flag.StringVar(&o.kubeletDir, "kubelet-pods", "", "the kubelet's pods directory (default: kubelet/pods beside the kubeconfig, as hack/kube lays it out)")
+	flag.StringVar(&o.image, "image", "jobset-flux.test/debian:bookworm", "the app image")
+	flag.StringVar(&o.dir, "dir", "_out/bench-kube", "where render inputs and runs.json go")
+	flag.StringVar(&o.doc, "doc", "", "a Markdown file whose startbench block (between <!-- startbench:begin --> and <!-- startbench:end -->) gets the tables")
+	list := flag.String("sizes", "3,8", "comma-separated pod counts")
+	flag.IntVar(&o.runs, "runs", 3, "timed runs per pod count and variant")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on one run")
+	flag.Parse()
+	for _, f := range strings.Split(*list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-sizes: %q is not a pod count", f)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if o.runs < 1 {
+		return nil, errors.New("-runs must be at least 1")
+	}
+	if err := o.clusterEnv(); err != nil {
+		return nil, err
+	}
+	if o.kubeletDir == "" {
+		o.kubeletDir = filepath.Join(filepath.Dir(o.kubeconfig), "kubelet", "pods")
+	}
+	return o, nil
+}
+
+// clusterEnv fills kubectl and the kubeconfig from hack/kube/cluster.sh
+// env when neither flags nor the environment gave them.
+func (o *options) clusterEnv() error {
+	if o.kubectl != "" && o.kubeconfig != "" {
+		return nil
+	}
+	out, err := exec.Command("bash", "hack/kube/cluster.sh", "env").Output()
+	if err != nil {
+		return fmt.Errorf("no -kubectl/-kubeconfig and hack/kube/cluster.sh env failed (run from the repository root): %w", err)
+	}
+	for _, word := range strings.Fields(string(out)) {
+		k, v, _ := strings.Cut(word, "=")
+		v = strings.Trim(v, `"'`)
+		switch {
+		case k == "KUBECTL" && o.kubectl == "":
+			o.kubectl = v
+		case k == "KUBECONFIG" && o.kubeconfig == "":
+			o.kubeconfig = v
+		}
+	}
+	if o.kubectl == "" || o.kubeconfig == "" {
+		return errors.New("no kubectl or kubeconfig: set KUBECTL and KUBECONFIG (bash hack/kube/cluster.sh env)")
+	}
+	return nil
+}
+
+// bench1 runs everything and prints (and writes) the tables.
+func bench1(o *options) error {
+	b := &bench{c: &cluster{kubectl: o.kubectl, kubeconfig: o.kubeconfig}, function: o.function,
+		image: o.image, dir: o.dir, kubeletDir: o.kubeletDir, timeout: o.timeout}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	if err := b.c.ready(); err != nil {
+		return err
+	}
+	started := time.Now()
+	var runs []*result
+	warm := map[int]*result{}
+	for _, n := range o.sizes {
+		w, err := b.warmUp(n)
+		if err != nil {
+			return err
+		}
+		warm[n] = w
+		for rep := 1; rep <= o.runs; rep++ {
+			// Alternate which variant goes first, so that a trend in the
+			// machine's load falls on both alike.
+			order := []bool{true, false}
+			if rep%2 == 0 {
+				order = []bool{false, true}
+			}
+			for _, flux := range order {
+				r, err := b.timed(flux, n, rep)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
+			}
+		}
+	}
+	if err := writeRuns(filepath.Join(o.dir, "runs.json"), runs, warm); err != nil {
+		return err
+	}
+	out := tables(o.sizes, runs, warm)
+	fmt.Print(out)
+	fmt.Fprintf(os.Stderr, "startbench: %d runs in %s\n", len(runs)+len(warm), time.Since(started).Round(time.Second))
+	if o.doc == "" {
+		return nil
+	}
+	return updateDoc(o.doc, header(o, started)+out)
+}
+
+// warmUp is one untimed Flux run that holds its pods while it measures
+// their view copies on disk; it also pulls every image the timed runs use.
+func (b *bench) warmUp(n int) (*result, error) {
+	t0 := time.Now()
+	r, err := b.run(true, n, 0, true)
+	if err != nil {
+		return nil, fmt.Errorf("warm-up, %d pods: %w", n, err)
+	}
+	fmt.Fprintf(os.Stderr, "startbench: warm-up %d pods: all pods Running %.2f s after apply, view copy %s (%s in all)\n", n, r.Milestones[msRunning], diskCell(r.Disk), time.Since(t0).Round(time.Second))
+	return r, nil
+}
+
+func (b *bench) timed(flux bool, n, rep int) (*result, error) {
+	kind := "floor"
+	if flux {
+		kind = "flux"
+	}
+	r, err := b.run(flux, n, rep, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s, %d pods, run %d: %w", kind, n, rep, err)
+	}
+	fmt.Fprintf(os.Stderr, "startbench: %s %d pods run %d: running %.2f s, first output %.2f s, completed %.2f s (load %.1f)\n",
+		kind, n, rep, r.Milestones[msRunning], r.Milestones[msFirstOutput], r.Milestones[msCompleted], r.Load1)
+	return r, nil
+}
+
+func writeRuns(path string, runs []*result, warm map[int]*result) error {
+	b, err := marshal(map[string]any{"runs": runs, "warmUp": warm})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Milestones, in the order a Flux JobSet passes them; every value is the
+// time since kubectl apply started, in seconds. "All"/"last" milestones
+// are the moment the last pod passed them.
+const (
+	msCreated     = "created"      // every pod exists (watch)
+	msInitStart   = "init-start"   // the last flux-installer logged its first line
+	msInitDone    = "init-done"    // the last flux-installer logged done
+	msRunning     = "running"      // every pod Running or past it (watch)
+	msBrokerStart = "broker-start" // the last entrypoint logged "starting:" (exec flux start)
+	msRC1         = "rc1"          // rank 0's broker finished rc1 (its modules are loaded)
+	msJoined      = "joined"       // rank 0's broker logged quorum-full: every broker joined
+	msFirstOutput = "first-output" // the first task's clock
+	msLastOutput  = "last-output"  // the last task's clock
+	msCompleted   = "completed"    // the JobSet's Completed condition (watch)
+)
+
+// result is one run, as written to runs.json.
+type result struct {
+	Flux       bool               `json:"flux"`
+	Pods       int                `json:"pods"`
+	Rep        int                `json:"rep"`
+	Name       string             `json:"name"`
+	Namespace  string             `json:"namespace"`
+	Start      time.Time          `json:"start"`
+	Load1      float64            `json:"load1"`
+	OtherPods  int                `json:"otherPods"`
+	Milestones map[string]float64 `json:"milestones"`
+	InitCopy   []float64          `json:"initCopy,omitempty"`   // per pod, seconds (log lines)
+	InitStatus []string           `json:"initStatus,omitempty"` // per pod, the pod status's startedAt-finishedAt (whole seconds)
+	Disk       []diskUsage        `json:"disk,omitempty"`       // warm-up only
+}
+
+// bench is what every run needs.
+type bench struct {
+	c          *cluster
+	function   string
+	image      string
+	dir        string
+	kubeletDir string
+	timeout    time.Duration
+}
+
+func randomName(prefix string) string {
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// run measures one JobSet of pods in a namespace of its own, fresh names
+// both, and deletes the namespace afterwards. hold is the warm-up: its
+// pods sleep until their emptyDirs are measured, and no times are kept.
+func (b *bench) run(flux bool, pods, rep int, hold bool) (*result, error) {
+	kind := "b"
+	if flux {
+		kind = "f"
+	}
+	ns, err := b.c.newNamespace(fmt.Sprintf("sb-%s%d", kind, pods))
+	if ns != "" {
+		defer func() {
+			if derr := b.c.deleteNamespace(ns); derr != nil {
+				fmt.Fprintf(os.Stderr, "startbench: %v\n", derr)
+			}
+		}()
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := spec{name: randomName("sb" + kind + strconv.Itoa(pods) + "-"), namespace: ns, image: b.image, pods: pods, flux: flux, script: jobScript}
+	if hold {
+		s.script = holdScript
+	}
+	manifest, err := s.manifest(b.function, b.dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &result{Flux: flux, Pods: pods, Rep: rep, Name: s.name, Namespace: ns, Milestones: map[string]float64{}}
+	r.OtherPods = b.otherPods(ns)
+	tr, err := b.applyAndWatch(r, manifest, hold)
+	if err != nil {
+		return r, err
+	}
+	if hold {
+		if at, ok := tr.latest(tr.started); ok {
+			r.Milestones[msRunning] = tr.since(at)
+		}
+		r.Disk, err = b.disk(tr)
+		return r, err
+	}
+	return r, b.collect(r, tr)
+}
+
+// otherPods counts the pods of other namespaces that are not done: other
+// work on the node while a run is timed (the test suites, for example).
+func (b *bench) otherPods(ns string) int {
+	out, err := b.c.run(30*time.Second, nil, "get", "pods", "-A", "--no-headers",
+		"--field-selector", "status.phase!=Succeeded,status.phase!=Failed")
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] != ns && f[0] != "kube-system" {
+			n++
+		}
+	}
+	return n
+}
+
+// load1 is the 1-minute load average.
+func load1() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// tracker follows a run's pods and JobSet through their watch events.
+type tracker struct {
+	t0      time.Time
+	pods    int
+	created map[string]time.Time // pod name -> first seen
+	started map[string]time.Time // pod name -> first seen Running or past it
+	uids    map[string]string    // pod name -> UID
+	end     string               // Completed or Failed
+	why     string
+	endAt   time.Time
+}
+
+func (t *tracker) pod(e event) error {
+	p, err := decodePod(e.object)
+	if err != nil {
+		return err
+	}
+	name := p.Metadata.Name
+	if _, ok := t.created[name]; !ok {
+		t.created[name] = e.at
+		t.uids[name] = p.Metadata.UID
+	}
+	if _, ok := t.started[name]; !ok && p.started() {
+		t.started[name] = e.at
+	}
+	if n := p.restarts(); n > 0 {
+		return fmt.Errorf("pod %s: a container restarted %d times", name, n)
+	}
+	return nil
+}
+
+func (t *tracker) jobSet(e event) error {
+	j, err := decodeJobSet(e.object)
+	if err != nil {
+		return err
+	}
+	if t.end == "" {
+		if state, why := j.end(); state != "" {
+			t.end, t.why, t.endAt = state, why, e.at
+		}
+	}
+	return nil
+}
+
+// latest is the latest time of a per-pod map, once every pod is in it.
+func (t *tracker) latest(m map[string]time.Time) (time.Time, bool) {
+	if len(m) < t.pods {
+		return time.Time{}, false
+	}
+	var last time.Time
+	for _, at := range m {
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last, true
+}
+
+// since is the time from t0 to at, in seconds.
+func (t *tracker) since(at time.Time) float64 { return at.Sub(t.t0).Seconds() }
+
+// marshal is json.MarshalIndent for runs.json.
+func marshal(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return append(b, '\n'), nil
+}
