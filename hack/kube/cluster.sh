@@ -167,20 +167,29 @@ ours() {
   tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "$S"
 }
 
-# stop_daemon NAME: TERM, up to 10 s, then KILL.
-stop_daemon() {
-  local f=$S/run/$1.pid pid i
-  [[ -f $f ]] || return 0
-  pid=$(cat "$f")
-  if [[ -d /proc/$pid ]] && ours "$pid"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-      [[ -d /proc/$pid ]] || break
-      sleep 0.1
+# stop_daemons NAME...: TERM them all, wait up to 10 s, then KILL the rest.
+stop_daemons() {
+  local name f pid pids=() i
+  for name in "$@"; do
+    f=$S/run/$name.pid
+    [[ -f $f ]] || continue
+    pid=$(cat "$f")
+    if [[ -d /proc/$pid ]] && ours "$pid"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+    rm -f "$f"
+  done
+  for ((i = 0; i < 100 && ${#pids[@]}; i++)); do
+    for pid in "${!pids[@]}"; do
+      [[ -d /proc/${pids[pid]} ]] || unset "pids[pid]"
     done
-    kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.1
+  done
+  if ((${#pids[@]})); then
+    log "killing what TERM did not stop: $(for pid in "${pids[@]}"; do tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-60; done)"
+    kill -KILL "${pids[@]}" 2>/dev/null || true
   fi
-  rm -f "$f"
 }
 
 # wait_for WHAT SECONDS CMD...: poll CMD every 0.2 s.
@@ -208,6 +217,10 @@ save_machine_state() {
   done
   iptables-save >"$d/iptables" 2>/dev/null || true
   ip6tables-save >"$d/ip6tables" 2>/dev/null || true
+  : >"$d/created-cgroups"
+  for b in $(cgroup_dirs); do
+    if [[ ! -e $b/k8s.io ]]; then echo "$b/k8s.io" >>"$d/created-cgroups"; fi
+  done
   : >"$d/created-paths"
   for b in "${BINDS[@]}"; do
     host=${b%% *}
@@ -394,9 +407,15 @@ wait_healthy() {
   # keeps capacity it does not manage, so a status patch stands in for one.
   kubectl patch node "$NODE" --subresource status --type json \
     -p "[{\"op\":\"add\",\"path\":\"/status/capacity/nvidia.com~1gpu\",\"value\":\"$NODE_GPUS\"}]" >/dev/null
+  wait_for "nvidia.com/gpu in the node's allocatable" 30 gpus_allocatable
   wait_for "CoreDNS" 60 dns_answers
   wait_for "the JobSet webhooks" 60 webhooks_answer
   log "node: $(kubectl get node "$NODE" -o jsonpath='cpu={.status.allocatable.cpu} memory={.status.allocatable.memory} gpu={.status.allocatable.nvidia\.com/gpu}')"
+}
+
+# gpus_allocatable: the kubelet copied the patched capacity to allocatable.
+gpus_allocatable() {
+  [[ $(kubectl get node "$NODE" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}') == "$NODE_GPUS" ]]
 }
 
 # dns_answers: the API's Service name resolves, any other name is NXDOMAIN.
@@ -449,13 +468,13 @@ EOF
 # --- down --------------------------------------------------------------------
 
 cmd_down() {
-  local start=$SECONDS d
-  for d in jobset coredns kubelet; do stop_daemon "$d"; done
+  local start=$SECONDS
+  stop_daemons jobset coredns kubelet
   kill_pods
-  stop_daemon containerd
+  stop_daemons containerd
   kill_by_cmdline "$SOCK" # shims outlive a killed containerd
-  stop_daemon mntns
-  for d in registry scheduler controller-manager apiserver etcd; do stop_daemon "$d"; done
+  kill_pods
+  stop_daemons mntns registry scheduler controller-manager apiserver etcd
   kill_by_cmdline "$S"
   remove_cgroups
   stop_network
@@ -465,13 +484,30 @@ cmd_down() {
   log "down in $((SECONDS - start)) s"
 }
 
-# kill_pods: every process in our cgroups (the pods' containers), until none.
+# pod_cgroups: the cgroups of our pods' containers in every hierarchy. With
+# no QoS cgroups containerd puts each under k8s.io/<container id>; the ids are
+# those of the tasks in our containerd's state dir (it survives a kill -9).
+pod_cgroups() {
+  local d id ids=()
+  if [[ -d $S/containerd/state/io.containerd.runtime.v2.task/k8s.io ]]; then
+    mapfile -t ids < <(ls "$S/containerd/state/io.containerd.runtime.v2.task/k8s.io")
+  fi
+  for d in $(cgroup_dirs); do
+    if [[ -d $d/$CGROUP_ROOT ]]; then echo "$d/$CGROUP_ROOT"; fi
+    for id in "${ids[@]}"; do
+      if [[ -d $d/k8s.io/$id ]]; then echo "$d/k8s.io/$id"; fi
+    done
+  done
+}
+
+# kill_pods: every process in our pods' cgroups, until none is left.
 kill_pods() {
-  local i d pids
+  local i pids cgroups
+  cgroups=$(pod_cgroups)
+  [[ -n $cgroups ]] || return 0
   for ((i = 0; i < 50; i++)); do
-    pids=$(for d in $(cgroup_dirs); do
-      if [[ -d $d/$CGROUP_ROOT ]]; then find "$d/$CGROUP_ROOT" -name cgroup.procs -exec cat {} +; fi
-    done | sort -u)
+    # shellcheck disable=SC2086 # a list of directories
+    pids=$(find $cgroups -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u || true)
     [[ -n $pids ]] || return 0
     # shellcheck disable=SC2086 # a list of PIDs
     kill -KILL $pids 2>/dev/null || true
@@ -492,15 +528,16 @@ kill_by_cmdline() {
 }
 
 remove_cgroups() {
-  local d
-  for d in $(cgroup_dirs); do
-    if [[ -d $d/$CGROUP_ROOT ]]; then
-      find "$d/$CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null || true
-    fi
+  local c
+  for c in $(pod_cgroups); do
+    find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    if [[ -d $c ]]; then log "warning: cgroup left: $c"; fi
   done
-  for d in $(cgroup_dirs); do
-    if [[ -d $d/$CGROUP_ROOT ]]; then log "warning: cgroup left: $d/$CGROUP_ROOT"; fi
-  done
+  if [[ -f $S/saved/created-cgroups ]]; then
+    while IFS= read -r c; do
+      if [[ -n $c ]]; then rmdir "$c" 2>/dev/null || true; fi
+    done <"$S/saved/created-cgroups"
+  fi
 }
 
 # unmount_under DIR: any mount in this (the host's) namespace below DIR, the
