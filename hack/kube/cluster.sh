@@ -330,9 +330,13 @@ in_ns() { nsenter -t "$(cat "$S/run/mntns.pid")" -m -- "$@"; }
 start_node() {
   daemon registry "$REGISTRY" -layout "$IMAGES/oci" -listen "127.0.0.1:$REGISTRY_PORT" \
     -log "$S/log/registry-access.log"
+  # One process holds the namespace: sleep, named so its command line shows
+  # the state dir (a child of a killed shell would keep the namespace alive).
+  # shellcheck disable=SC2016 # $0 is the inner shell's
   daemon mntns unshare --mount --propagation private -- \
-    bash -c 'while :; do sleep 3600; done' jobset-flux-kube-mntns "$S"
+    bash -c 'exec -a "$0" sleep infinity' "jobset-flux-kube-mntns $S"
   wait_for "the mount namespace" 5 mntns_ready
+  readlink "/proc/$(cat "$S/run/mntns.pid")/ns/mnt" >"$S/run/mntns.id"
   local b host sub
   for b in "${BINDS[@]}"; do
     host=${b%% *} sub=${b#* }
@@ -476,6 +480,7 @@ cmd_down() {
   kill_pods
   stop_daemons mntns registry scheduler controller-manager apiserver etcd
   kill_by_cmdline "$S"
+  kill_in_mntns
   remove_cgroups
   stop_network
   restore_machine_state
@@ -525,6 +530,26 @@ kill_by_cmdline() {
       kill -KILL "${p#/proc/}" 2>/dev/null || true
     fi
   done
+}
+
+# kill_in_mntns: KILL whatever still runs in the node's mount namespace (it
+# lives as long as one process does, and its mounts with it).
+kill_in_mntns() {
+  [[ -f $S/run/mntns.id ]] || return 0
+  local ns p i left
+  ns=$(cat "$S/run/mntns.id")
+  for ((i = 0; i < 20; i++)); do
+    left=0
+    for p in /proc/[0-9]*; do
+      if [[ $(readlink "$p/ns/mnt" 2>/dev/null) == "$ns" ]]; then
+        kill -KILL "${p#/proc/}" 2>/dev/null || true
+        left=1
+      fi
+    done
+    ((left)) || return 0
+    sleep 0.1
+  done
+  log "warning: processes left in the node's mount namespace $ns"
 }
 
 remove_cgroups() {

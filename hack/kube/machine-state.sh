@@ -26,6 +26,13 @@ ip -o link show | awk '{ print $2 }'
 ip -o addr show | awk '{ print $2, $3, $4 }'
 section cgroups
 find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d | grep -v '/process_api/' | LC_ALL=C sort
+section mount-namespaces
+# Processes whose mounts name a cluster directory: a namespace left alive.
+for p in /proc/[0-9]*; do
+  if grep -qs -e jobset-flux-kube -e /var/lib/kubelet "$p/mountinfo"; then
+    echo "${p#/proc/} $(readlink "$p/ns/mnt") $(tr '\0' ' ' <"$p/cmdline" | cut -c1-60)"
+  fi
+done
 section paths
 for p in /var/lib/kubelet /var/lib/cni /run/netns /var/log/containers /var/log/pods /run/containerd \
   /opt/containerd /etc/cni /var/lib/jobset-flux-kube; do
