@@ -26,9 +26,16 @@ func kubectl(ctx context.Context, stdin []byte, args ...string) ([]byte, error) 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.Bytes(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return stdout.Bytes(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, lastLines(stderr.String(), 3))
 	}
 	return stdout.Bytes(), nil
+}
+
+// lastLines keeps the last n lines of s: kubectl repeats a connection
+// error once per API group before its one-line summary.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // namespace is one test's own namespace: a fresh home for a fresh JobSet,
@@ -71,10 +78,10 @@ func (n *namespace) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if _, err := kubectl(ctx, nil, "delete", "-n", n.name, "jobsets.jobset.x-k8s.io", "--all", "--cascade=foreground", "--wait=true", "--timeout=150s"); err != nil {
+	if _, err := kubectl(ctx, nil, "delete", "-n", n.name, "jobsets.jobset.x-k8s.io", "--all", "--ignore-not-found", "--cascade=foreground", "--wait=true", "--timeout=150s"); err != nil {
 		n.t.Errorf("delete the JobSets: %v", err)
 	}
-	if _, err := kubectl(ctx, nil, "delete", "namespace", n.name, "--wait=true", "--timeout=150s"); err != nil {
+	if _, err := kubectl(ctx, nil, "delete", "namespace", n.name, "--ignore-not-found", "--wait=true", "--timeout=150s"); err != nil {
 		n.t.Errorf("delete namespace %s: %v", n.name, err)
 	}
 }

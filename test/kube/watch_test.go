@@ -235,11 +235,19 @@ func (h *history) retries() []string {
 func (n *namespace) watch(timeout time.Duration, done func(*snapshot) bool) (*history, bool) {
 	n.t.Helper()
 	h := newHistory()
+	failed := 0
 	for deadline := time.Now().Add(timeout); ; time.Sleep(time.Second) {
 		s, err := n.snapshot()
 		if err != nil {
-			n.t.Logf("poll: %v", err)
+			// The first failure says why; a count says how long it lasted.
+			if failed++; failed == 1 {
+				n.t.Logf("poll: %v", err)
+			}
 		} else {
+			if failed > 1 {
+				n.t.Logf("%d polls failed", failed)
+			}
+			failed = 0
 			h.add(s)
 			if done(s) {
 				return h, true
