@@ -4,7 +4,7 @@
 # controller with live webhooks, every binary cached by content under
 # ~/.cache/jobset-flux/kube/<key>/. test/kube runs the examples on it.
 
-KUBE_CLUSTER := bash hack/kube/cluster.sh
+KUBE_CLUSTER := bash $(CURDIR)/hack/kube/cluster.sh
 # -v shows each case's timings; add e.g. -run TestExamples here.
 KUBE_TEST_FLAGS ?= -v
 
@@ -30,7 +30,7 @@ kube-status:
 
 ## test-kube: bring the cluster up, run test/kube against it, always take it down.
 test-kube: build $(BIN)/kustomize $(BIN)/staticcheck
-	trap '$(KUBE_CLUSTER) down' EXIT; \
+	trap 'rc=$$?; $(KUBE_CLUSTER) down; exit $$rc' EXIT; \
 	$(KUBE_CLUSTER) up; \
 	eval "$$($(KUBE_CLUSTER) env)"; \
 	cd test/kube && go vet ./... && $(BIN)/staticcheck ./... && \
