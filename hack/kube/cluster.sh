@@ -390,7 +390,7 @@ node_ready() {
 # --- add-ons -----------------------------------------------------------------
 
 start_addons() {
-  daemon coredns "$BINS/bin/coredns" -conf "$S/coredns/Corefile" -pidfile "$S/run/coredns.pid.own"
+  daemon coredns "$BINS/bin/coredns" -conf "$S/coredns/Corefile"
   kubectl apply --server-side -f "$BINS/crd/" >/dev/null
   wait_for "the JobSet CRD" 60 crd_established
   daemon jobset "$BINS/bin/jobset-controller" --config "$S/jobset/config.yaml" \
