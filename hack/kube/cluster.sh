@@ -69,12 +69,22 @@ die() { log "error: $*"; exit 1; }
 main() {
   [[ $(id -u) == 0 ]] || die "run as root (network, mounts, cgroups)"
   case ${1:-} in
-  up) cmd_up ;;
-  down) cmd_down ;;
+  up) lock && cmd_up ;;
+  down) lock && cmd_down ;;
   status) cmd_status ;;
   env) cmd_env ;;
   *) die "usage: $0 up|down|status|env" ;;
   esac
+}
+
+# lock: one up or down at a time on this machine (two engineers' `make
+# kube-up` would otherwise race). The lock is on the binaries' cache
+# directory, which outlives every cluster and is the same for every clone.
+lock() {
+  local dir=${JOBSET_FLUX_CACHE:-$HOME/.cache/jobset-flux}/kube
+  mkdir -p "$dir"
+  exec 9<"$dir"
+  flock 9
 }
 
 kubectl() { "$BINS/bin/kubectl" --kubeconfig "$S/admin.kubeconfig" "$@"; }
