@@ -19,6 +19,7 @@ import (
 // example's own kustomization, after the function ran: the README says
 // such an overlay is safe, and this shows it on the cluster.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	requireCluster(t)
 	entries, err := os.ReadDir(filepath.Join(env.repo, "examples"))
 	if err != nil {

@@ -20,6 +20,7 @@ const instanceTimeout = 4 * time.Minute
 // and the leader's exit code is the job's. A non-zero leader fails the
 // JobSet with no pod restarted or retried and no Job created twice.
 func TestGrid(t *testing.T) {
+	t.Parallel()
 	requireCluster(t)
 	shapes := []struct {
 		name   string
@@ -140,6 +141,7 @@ func exitCode(p object, container string) int {
 // (seccomp RuntimeDefault, no capabilities, no privilege escalation): the
 // API server admits every pod and Flux runs under seccomp.
 func TestSecurityContext(t *testing.T) {
+	t.Parallel()
 	requireCluster(t)
 	for _, tc := range []struct {
 		name string
@@ -180,6 +182,11 @@ func TestSecurityContext(t *testing.T) {
 			// defaultMode (0444 from the function) with group read.
 			if !strings.Contains(out, "cert 444 0:1001\n") {
 				t.Errorf("the mounted certificate is not 0444 root:1001:\n%s", out)
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, "uid ") || strings.HasPrefix(l, "cert ") {
+					t.Logf("job: %s", l)
+				}
 			}
 		})
 	}

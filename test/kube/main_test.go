@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	// that must not form), not CPU, so more tests than the 2 CPUs run at a
 	// time; -parallel on the command line still wins (parsed after this).
 	if f := flag.Lookup("test.parallel"); f != nil {
-		_ = f.Value.Set("4")
+		_ = f.Value.Set("6")
 	}
 	flag.Parse()
 	env.err = setup()

@@ -32,6 +32,7 @@ func failingLeader(t *testing.T, name string) docs {
 // for a quorum that never comes, the Job never ends and neither does the
 // JobSet. The function sets backoffLimit 0; each case changes the render.
 func TestRetryJoinsDeadInstance(t *testing.T) {
+	t.Parallel()
 	requireCluster(t)
 	for _, tc := range []struct {
 		name    string
@@ -154,6 +155,7 @@ func TestMaxRestarts(t *testing.T) {
 // completed. With status Ready the second starts once the first's pods
 // are ready, which brokers (no readiness probe) are when they run.
 func TestDependsOn(t *testing.T) {
+	t.Parallel()
 	requireCluster(t)
 	for _, status := range []string{"Complete", "Ready"} {
 		t.Run(status, func(t *testing.T) {
@@ -191,6 +193,7 @@ func TestDependsOn(t *testing.T) {
 // followers unable to resolve the leader: the instance never forms. None
 // with the search path (and the cluster's DNS server) works.
 func TestDNSPolicy(t *testing.T) {
+	t.Parallel()
 	requireCluster(t)
 	dns := clusterDNS(t)
 	for _, tc := range []struct {
@@ -294,5 +297,8 @@ func TestBrokenHostsNeverComplete(t *testing.T) {
 	t.Logf("after %s (ended %v): JobSet %q %s", time.Since(h.start).Round(time.Second), ended, st, msg)
 	if st == jobSetCompleted {
 		t.Errorf("a render with wrong hosts completed: the checks of this suite could not fail")
+	}
+	if p, ok := h.last.pod("w", 0, 0); ok {
+		t.Logf("the leader's log:\n%s", lastLines(n.logs(p.Metadata.Name, "app"), 4))
 	}
 }

@@ -122,8 +122,9 @@ func (s *snapshot) jobSetState(name string) (state, message string) {
 	return "", ""
 }
 
-// pod finds the pod of a replicatedJob's job and completion index (the one
-// not being deleted when there are several).
+// pod finds the pod of a replicatedJob's job and completion index; of
+// several (a retry), the one still running or pending, else one not being
+// deleted, else any.
 func (s *snapshot) pod(rj string, job, index int) (object, bool) {
 	var found []object
 	for _, p := range s.pods() {
@@ -132,9 +133,13 @@ func (s *snapshot) pod(rj string, job, index int) (object, bool) {
 			found = append(found, p)
 		}
 	}
-	for _, p := range found {
-		if p.Metadata.DeletionTimestamp == nil {
-			return p, true
+	live := func(p object) bool { return p.Metadata.DeletionTimestamp == nil }
+	active := func(p object) bool { return live(p) && p.Status.Phase != "Failed" && p.Status.Phase != "Succeeded" }
+	for _, ok := range []func(object) bool{active, live} {
+		for _, p := range found {
+			if ok(p) {
+				return p, true
+			}
 		}
 	}
 	if len(found) > 0 {
