@@ -36,3 +36,10 @@ test-kube: build $(BIN)/kustomize $(BIN)/staticcheck
 	cd test/kube && go vet ./... && $(BIN)/staticcheck ./... && \
 	  KUBECONFIG=$$KUBECONFIG KUBECTL=$$KUBECTL JOBSET_FLUX_BIN=$(BIN)/jobset-flux \
 	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./...
+
+INTEGRATION_TESTS += test-kube-images
+
+.PHONY: test-kube-images
+## test-kube-images: build the cluster's images and registry; test the registry with a real containerd.
+test-kube-images: $(BIN)/staticcheck
+	STATICCHECK=$(BIN)/staticcheck bash hack/kube/images/check.sh $(FLUX_SRC)
