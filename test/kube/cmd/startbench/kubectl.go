@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -79,6 +80,27 @@ func (c *cluster) newNamespace(prefix string) (string, error) {
 func (c *cluster) deleteNamespace(ns string) error {
 	_, err := c.run(4*time.Minute, nil, "delete", "namespace", ns, "--wait=true", "--timeout=200s")
 	return err
+}
+
+// staleNamespace matches the namespaces newNamespace makes for runs.
+var staleNamespace = regexp.MustCompile(`^sb-[fb][0-9]+-[0-9a-f]{6}$`)
+
+// cleanStale deletes the namespaces of an earlier benchmark that was
+// killed before it could delete them, so they do not load this one's node.
+func (c *cluster) cleanStale() error {
+	out, err := c.run(30*time.Second, nil, "get", "namespaces", "-o", "name")
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Fields(string(out)) {
+		if ns := strings.TrimPrefix(l, "namespace/"); staleNamespace.MatchString(ns) {
+			fmt.Fprintf(os.Stderr, "startbench: deleting %s, left by an earlier run\n", ns)
+			if err := c.deleteNamespace(ns); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // event is one watch event kubectl printed, stamped when it was read.

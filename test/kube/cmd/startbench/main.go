@@ -116,41 +116,74 @@ func bench1(o *options) error {
 	if err := b.c.ready(); err != nil {
 		return err
 	}
+	if err := b.c.cleanStale(); err != nil {
+		return err
+	}
 	started := time.Now()
 	var runs []*result
 	warm := map[int]*result{}
+	var done []int
 	for _, n := range o.sizes {
-		w, err := b.warmUp(n)
+		got, w, err := b.size(n, o.runs)
+		runs = append(runs, got...)
+		if w != nil {
+			warm[n] = w
+		}
 		if err != nil {
+			// What finished is still written, marked as partial.
+			_ = b.report(o, started, append(done, n), runs, warm, err)
 			return err
 		}
-		warm[n] = w
-		for rep := 1; rep <= o.runs; rep++ {
-			// Alternate which variant goes first, so that a trend in the
-			// machine's load falls on both alike.
-			order := []bool{true, false}
-			if rep%2 == 0 {
-				order = []bool{false, true}
-			}
-			for _, flux := range order {
-				r, err := b.timed(flux, n, rep)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, r)
-			}
+		done = append(done, n)
+		if err := b.report(o, started, done, runs, warm, nil); err != nil {
+			return err
 		}
 	}
+	fmt.Print(tables(o.sizes, runs, warm))
+	fmt.Fprintf(os.Stderr, "startbench: %d runs in %s\n", len(runs)+len(warm), time.Since(started).Round(time.Second))
+	return nil
+}
+
+// size runs one pod count: the warm-up, then the timed runs.
+func (b *bench) size(n, reps int) ([]*result, *result, error) {
+	w, err := b.warmUp(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	var runs []*result
+	for rep := 1; rep <= reps; rep++ {
+		// Alternate which variant goes first, so that a trend in the
+		// machine's load falls on both alike.
+		order := []bool{true, false}
+		if rep%2 == 0 {
+			order = []bool{false, true}
+		}
+		for _, flux := range order {
+			r, err := b.timed(flux, n, rep)
+			if err != nil {
+				return runs, w, err
+			}
+			runs = append(runs, r)
+		}
+	}
+	return runs, w, nil
+}
+
+// report writes runs.json and the doc block with the pod counts done so
+// far, so that a run that fails later (the cluster taken down under it)
+// keeps what it measured.
+func (b *bench) report(o *options, started time.Time, sizes []int, runs []*result, warm map[int]*result, failed error) error {
 	if err := writeRuns(filepath.Join(o.dir, "runs.json"), runs, warm); err != nil {
 		return err
 	}
-	out := tables(o.sizes, runs, warm)
-	fmt.Print(out)
-	fmt.Fprintf(os.Stderr, "startbench: %d runs in %s\n", len(runs)+len(warm), time.Since(started).Round(time.Second))
 	if o.doc == "" {
 		return nil
 	}
-	return updateDoc(o.doc, header(o, started)+out)
+	body := header(o, started) + tables(sizes, runs, warm)
+	if failed != nil {
+		body += fmt.Sprintf("**Partial**: the benchmark stopped with: %s\n\n", strings.ReplaceAll(failed.Error(), "\n", " "))
+	}
+	return updateDoc(o.doc, body)
 }
 
 // warmUp is one untimed Flux run that holds its pods while it measures
