@@ -11,8 +11,10 @@ import (
 
 // instanceTimeout bounds one JobSet from apply to its end: pod start-up
 // (the view copy), broker quorum and the job, with other tests' pods on
-// the same 2-CPU node.
-const instanceTimeout = 4 * time.Minute
+// the same 2-CPU node. Idle, an instance takes 15-30 s; with every test
+// running and the machine shared (load 25) the 8-pod multi-job example
+// took 3.5 minutes.
+const instanceTimeout = 8 * time.Minute
 
 // TestGrid boots instances of several shapes (1-3 replicatedJobs,
 // replicas 1-3, completions 1-4) on the real cluster: every broker joins

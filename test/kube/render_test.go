@@ -50,6 +50,30 @@ func TestRenderRefuses(t *testing.T) {
 			}
 		})
 	}
+	// What the cluster runs must still render: dependsOn Ready (brokers
+	// are ready once running, TestDependsOn/Ready completes) and dnsPolicy
+	// None with the cluster's search path (TestDNSPolicy/None-search).
+	for _, tc := range []struct {
+		name   string
+		mutate func(t *testing.T, js map[string]any)
+	}{
+		{"accepts-dependsOn-Ready", func(t *testing.T, js map[string]any) {
+			set(t, js, []any{map[string]any{"name": "a", "status": "Ready"}}, "spec", "replicatedJobs", 1, "dependsOn")
+		}},
+		{"accepts-dnsPolicy-None-search", func(t *testing.T, js map[string]any) {
+			set(t, js, "None", podPath(0, "dnsPolicy")...)
+			set(t, js, map[string]any{"nameservers": []any{"10.0.0.10"}, "searches": []any{"default.svc.cluster.local"}}, podPath(0, "dnsConfig")...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := renderRaw(t, renderInput(t, tc.mutate))
+			if code != 0 {
+				t.Errorf("exit %d, want a render; stderr:\n%s", code, stderr)
+			} else if stderr != "" {
+				t.Logf("rendered with: %s", stderr)
+			}
+		})
+	}
 	// The control: without those fields the same input renders clean, so
 	// a finding above is the field's, not the input's.
 	t.Run("control", func(t *testing.T) {
