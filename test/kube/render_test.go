@@ -17,30 +17,7 @@ func TestRenderRefuses(t *testing.T) {
 	if err := testsupport.Executable(env.function); err != nil {
 		testsupport.SkipOrFail(t, "jobset-flux: %v", err)
 	}
-	for _, tc := range []struct {
-		name   string
-		mutate func(t *testing.T, js map[string]any)
-		fields []string // any one of them must be on the line
-	}{
-		{"backoffLimit", func(t *testing.T, js map[string]any) { set(t, js, 2, jobPath(0, "backoffLimit")...) }, []string{"backoffLimit"}},
-		{"backoffLimitPerIndex", func(t *testing.T, js map[string]any) { set(t, js, 1, jobPath(0, "backoffLimitPerIndex")...) }, []string{"backoffLimitPerIndex"}},
-		{"podFailurePolicy", func(t *testing.T, js map[string]any) {
-			set(t, js, map[string]any{"rules": []any{map[string]any{
-				"action": "Ignore", "onExitCodes": map[string]any{"operator": "In", "values": []any{3}},
-			}}}, jobPath(0, "podFailurePolicy")...)
-		}, []string{"podFailurePolicy"}},
-		{"maxRestarts", func(t *testing.T, js map[string]any) {
-			set(t, js, map[string]any{"maxRestarts": 1}, "spec", "failurePolicy")
-		}, []string{"maxRestarts"}},
-		{"dependsOn", func(t *testing.T, js map[string]any) {
-			set(t, js, []any{map[string]any{"name": "a", "status": "Complete"}}, "spec", "replicatedJobs", 1, "dependsOn")
-		}, []string{"dependsOn"}},
-		{"dnsPolicy-Default", func(t *testing.T, js map[string]any) { set(t, js, "Default", podPath(0, "dnsPolicy")...) }, []string{"dnsPolicy"}},
-		{"dnsPolicy-None-no-search", func(t *testing.T, js map[string]any) {
-			set(t, js, "None", podPath(0, "dnsPolicy")...)
-			set(t, js, map[string]any{"nameservers": []any{"10.0.0.10"}}, podPath(0, "dnsConfig")...)
-		}, []string{"dnsConfig", "dnsPolicy"}},
-	} {
+	for _, tc := range refusals() {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := renderRaw(t, renderInput(t, tc.mutate))
 			if line := findingOn(stderr, tc.fields); line == "" {
@@ -82,6 +59,38 @@ func TestRenderRefuses(t *testing.T) {
 			t.Errorf("the plain input: exit %d, stderr:\n%s", code, stderr)
 		}
 	})
+}
+
+// refusal is an input field the function must refuse or warn about, and
+// the names any one of which its finding must carry.
+type refusal struct {
+	name   string
+	mutate func(t *testing.T, js map[string]any)
+	fields []string
+}
+
+// refusals are the fields the cluster tests show breaking an instance.
+func refusals() []refusal {
+	return []refusal{
+		{"backoffLimit", func(t *testing.T, js map[string]any) { set(t, js, 2, jobPath(0, "backoffLimit")...) }, []string{"backoffLimit"}},
+		{"backoffLimitPerIndex", func(t *testing.T, js map[string]any) { set(t, js, 1, jobPath(0, "backoffLimitPerIndex")...) }, []string{"backoffLimitPerIndex"}},
+		{"podFailurePolicy", func(t *testing.T, js map[string]any) {
+			set(t, js, map[string]any{"rules": []any{map[string]any{
+				"action": "Ignore", "onExitCodes": map[string]any{"operator": "In", "values": []any{3}},
+			}}}, jobPath(0, "podFailurePolicy")...)
+		}, []string{"podFailurePolicy"}},
+		{"maxRestarts", func(t *testing.T, js map[string]any) {
+			set(t, js, map[string]any{"maxRestarts": 1}, "spec", "failurePolicy")
+		}, []string{"maxRestarts"}},
+		{"dependsOn", func(t *testing.T, js map[string]any) {
+			set(t, js, []any{map[string]any{"name": "a", "status": "Complete"}}, "spec", "replicatedJobs", 1, "dependsOn")
+		}, []string{"dependsOn"}},
+		{"dnsPolicy-Default", func(t *testing.T, js map[string]any) { set(t, js, "Default", podPath(0, "dnsPolicy")...) }, []string{"dnsPolicy"}},
+		{"dnsPolicy-None-no-search", func(t *testing.T, js map[string]any) {
+			set(t, js, "None", podPath(0, "dnsPolicy")...)
+			set(t, js, map[string]any{"nameservers": []any{"10.0.0.10"}}, podPath(0, "dnsConfig")...)
+		}, []string{"dnsConfig", "dnsPolicy"}},
+	}
 }
 
 // renderInput is a two-replicatedJob JobSet (a namespace, so no key
