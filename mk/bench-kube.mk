@@ -5,7 +5,7 @@
 # figures; this target rewrites its table block.
 #
 #   make kube-up                                   once: the cluster must be running
-#   make bench-kube                                3 and 8 pods, 3 runs each (~6 min)
+#   make bench-kube                                3 and 8 pods, 3 runs each (13.5 min at load 10-24)
 #   make bench-kube BENCH_KUBE_SIZES=3 BENCH_KUBE_RUNS=1 BENCH_KUBE_DOC=
 
 BENCH_KUBE_DIR ?= $(CURDIR)/_out/bench-kube
