@@ -298,7 +298,9 @@ func TestBrokenHostsNeverComplete(t *testing.T) {
 	if st == jobSetCompleted {
 		t.Errorf("a render with wrong hosts completed: the checks of this suite could not fail")
 	}
+	// Best effort: the failed Job's pods may already be gone.
 	if p, ok := h.last.pod("w", 0, 0); ok {
-		t.Logf("the leader's log:\n%s", lastLines(n.logs(p.Metadata.Name, "app"), 4))
+		out, err := n.run(nil, "logs", p.Metadata.Name, "-c", "app")
+		t.Logf("the leader's log%s:\n%s", errSuffix(err), lastLines(string(out), 4))
 	}
 }
