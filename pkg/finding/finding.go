@@ -4,7 +4,10 @@
 // orchestrator (kpt, kustomize, Argo CD) can point at it.
 package finding
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Severity orders findings; only errors stop a render. Results spell it
 // as kpt does (pkg/transform maps it to fn.Severity).
@@ -57,4 +60,17 @@ func (l List) HasErrors() bool {
 		}
 	}
 	return false
+}
+
+// quoteLimit bounds how much of a user's value a message repeats: enough
+// to recognise it, never a whole pasted script.
+const quoteLimit = 80
+
+// Quote writes a user's value for a message: Go-quoted, so control
+// characters and invisible spaces show, and cut after quoteLimit bytes.
+func Quote(value string) string {
+	if len(value) > quoteLimit {
+		value = value[:quoteLimit] + "..."
+	}
+	return strconv.Quote(value)
 }
