@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -44,10 +45,10 @@ func parseBrokerAttributes(raw string) ([]string, error) {
 	for _, w := range words {
 		name, value, ok := strings.Cut(w, "=")
 		if !ok || !brokerAttrName().MatchString(name) || len(name) > 128 {
-			return nil, fmt.Errorf("word %s must be name=value with a Flux attribute name like broker.quorum or log-filename", quote(w))
+			return nil, fmt.Errorf("word %s must be name=value with a Flux attribute name like broker.quorum or log-filename", finding.Quote(w))
 		}
 		if !brokerAttrValue().MatchString(value) {
-			return nil, fmt.Errorf("the value of %s may only contain letters, digits and _ . / : , + @ = - (at most 256)", quote(w))
+			return nil, fmt.Errorf("the value of %s may only contain letters, digits and _ . / : , + @ = - (at most 256)", finding.Quote(w))
 		}
 		if why, computed := ComputedBrokerAttributes[name]; computed {
 			return nil, fmt.Errorf("attribute %s is set by jobset-flux (%s); remove it", name, why)
@@ -92,7 +93,7 @@ func parseBrokerConfig(raw string) (map[string]any, error) {
 	for _, table := range slices.Sorted(maps.Keys(doc)) {
 		sub, ok := doc[table].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("has a top-level key %s; Flux's settings live in tables, like [resource] exclude = \"0\"", quote(table))
+			return nil, fmt.Errorf("has a top-level key %s; Flux's settings live in tables, like [resource] exclude = \"0\"", finding.Quote(table))
 		}
 		if why, owned := OwnedBrokerConfig[table]; owned {
 			return nil, fmt.Errorf("sets [%s], which jobset-flux writes (%s); remove it", table, why)

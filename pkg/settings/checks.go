@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -30,15 +31,6 @@ func lazyRegexp(pattern string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
 
-// quote shows a user value in a message: Go-quoted (so control characters
-// and look-alikes are visible) and cut short.
-func quote(raw string) string {
-	if len(raw) > 80 {
-		raw = raw[:80] + "..."
-	}
-	return strconv.Quote(raw)
-}
-
 // An image reference as the container runtimes accept it:
 // [registry[:port]/]path[:tag][@digest], lower-case path components.
 var imagePattern = lazyRegexp(`^` +
@@ -49,7 +41,7 @@ var imagePattern = lazyRegexp(`^` +
 
 func checkImage(raw string) error {
 	if len(raw) > 512 || !imagePattern().MatchString(raw) {
-		return fmt.Errorf("must be an image reference like ghcr.io/converged-computing/flux-view-ubuntu:tag-noble, got %s", quote(raw))
+		return fmt.Errorf("must be an image reference like ghcr.io/converged-computing/flux-view-ubuntu:tag-noble, got %s", finding.Quote(raw))
 	}
 	return nil
 }
@@ -62,7 +54,7 @@ func checkDevice(raw string) error {
 	if raw == "*" || devicePattern().MatchString(raw) {
 		return nil
 	}
-	return fmt.Errorf("must be a network interface name like eth0 (at most 15 letters, digits, '.', '_', '-') or \"*\" for all interfaces, got %s", quote(raw))
+	return fmt.Errorf("must be a network interface name like eth0 (at most 15 letters, digits, '.', '_', '-') or \"*\" for all interfaces, got %s", finding.Quote(raw))
 }
 
 func checkEnum(allowed ...string) func(string) error {
@@ -72,7 +64,7 @@ func checkEnum(allowed ...string) func(string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("must be one of %s, got %s", strings.Join(allowed, ", "), quote(raw))
+		return fmt.Errorf("must be one of %s, got %s", strings.Join(allowed, ", "), finding.Quote(raw))
 	}
 }
 
@@ -81,11 +73,11 @@ var durationPattern = lazyRegexp(`^[0-9]{1,9}(?:\.[0-9]{1,6})?(?:ms|s|m|h|d)?$`)
 
 func checkDuration(raw string) error {
 	if !durationPattern().MatchString(raw) {
-		return fmt.Errorf("must be a duration like 5s, 500ms, 1.5m or 1h, got %s", quote(raw))
+		return fmt.Errorf("must be a duration like 5s, 500ms, 1.5m or 1h, got %s", finding.Quote(raw))
 	}
 	digits := strings.TrimRight(raw, "msdh")
 	if v, err := strconv.ParseFloat(digits, 64); err != nil || v <= 0 {
-		return fmt.Errorf("must be longer than zero, got %s", quote(raw))
+		return fmt.Errorf("must be longer than zero, got %s", finding.Quote(raw))
 	}
 	return nil
 }
@@ -100,7 +92,7 @@ func checkTopology(raw string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("must be kary:K (K from 1 to 65536, the fan-out of the tree) or binomial, got %s", quote(raw))
+	return fmt.Errorf("must be kary:K (K from 1 to 65536, the fan-out of the tree) or binomial, got %s", finding.Quote(raw))
 }
 
 // The DNS validators run their pattern even on a value already too long,
@@ -112,7 +104,7 @@ func checkLabel(raw string) error {
 		raw = raw[:validation.DNS1123LabelMaxLength+1]
 	}
 	if errs := validation.IsDNS1123Label(raw); len(errs) > 0 {
-		return fmt.Errorf("must be a container name (a DNS-1123 label), got %s: %s", quote(raw), errs[0])
+		return fmt.Errorf("must be a container name (a DNS-1123 label), got %s: %s", finding.Quote(raw), errs[0])
 	}
 	return nil
 }
@@ -122,7 +114,7 @@ func checkSubdomain(raw string) error {
 		raw = raw[:validation.DNS1123SubdomainMaxLength+1]
 	}
 	if errs := validation.IsDNS1123Subdomain(raw); len(errs) > 0 {
-		return fmt.Errorf("must be a Secret name (a DNS-1123 subdomain), got %s: %s", quote(raw), errs[0])
+		return fmt.Errorf("must be a Secret name (a DNS-1123 subdomain), got %s: %s", finding.Quote(raw), errs[0])
 	}
 	return nil
 }
@@ -130,14 +122,14 @@ func checkSubdomain(raw string) error {
 func checkQuantity(raw string) error {
 	// The length first: parsing a megabyte of digits takes seconds.
 	if len(raw) > 32 {
-		return fmt.Errorf("must be a size like 1Gi or 512Mi, got %s", quote(raw))
+		return fmt.Errorf("must be a size like 1Gi or 512Mi, got %s", finding.Quote(raw))
 	}
 	q, err := resource.ParseQuantity(raw)
 	if err != nil {
-		return fmt.Errorf("must be a size like 1Gi or 512Mi, got %s", quote(raw))
+		return fmt.Errorf("must be a size like 1Gi or 512Mi, got %s", finding.Quote(raw))
 	}
 	if q.Sign() <= 0 {
-		return fmt.Errorf("must be larger than zero, got %s", quote(raw))
+		return fmt.Errorf("must be larger than zero, got %s", finding.Quote(raw))
 	}
 	return nil
 }
@@ -153,7 +145,7 @@ func parseNameList(raw string) ([]string, error) {
 			name = name[:validation.DNS1035LabelMaxLength+1]
 		}
 		if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
-			return nil, fmt.Errorf("must be a comma-separated list of replicatedJob names, got %s: %s", quote(name), errs[0])
+			return nil, fmt.Errorf("must be a comma-separated list of replicatedJob names, got %s: %s", finding.Quote(name), errs[0])
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("lists %q twice", name)
@@ -232,7 +224,7 @@ func parseRunOptions(raw string) ([]string, error) {
 func checkRunOptionWords(words []string) error {
 	for _, w := range words {
 		if !runOptionPattern().MatchString(w) {
-			return fmt.Errorf("word %s may only contain letters, digits and _ . / : = , + @ -", quote(w))
+			return fmt.Errorf("word %s may only contain letters, digits and _ . / : = , + @ -", finding.Quote(w))
 		}
 	}
 	return nil
@@ -253,16 +245,16 @@ func checkRunOptionSyntax(words []string) error {
 		case strings.HasPrefix(w, "-") && len(w) > 1:
 			needValue, err = shortRunOptions(w)
 		case i == 0:
-			return fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", quote(w))
+			return fmt.Errorf("must start with an option (like -o pmi=pmix), got %s", finding.Quote(w))
 		default:
-			return fmt.Errorf("word %s is not an option nor the value of one; flux run would take it for the command to run (give values as -o VALUE or --option=VALUE)", quote(w))
+			return fmt.Errorf("word %s is not an option nor the value of one; flux run would take it for the command to run (give values as -o VALUE or --option=VALUE)", finding.Quote(w))
 		}
 		if err != nil {
 			return err
 		}
 		if needValue {
 			if i+1 == len(words) || strings.HasPrefix(words[i+1], "-") {
-				return fmt.Errorf("option %s needs a value that does not start with -", quote(w))
+				return fmt.Errorf("option %s needs a value that does not start with -", finding.Quote(w))
 			}
 			i++
 		}
@@ -285,13 +277,13 @@ func longRunOption(w string) (needValue bool, err error) {
 		}
 		switch {
 		case !o.value && hasValue:
-			return false, fmt.Errorf("option --%s takes no value, got %s", name, quote(w))
+			return false, fmt.Errorf("option --%s takes no value, got %s", name, finding.Quote(w))
 		case o.value && hasValue && (value == "" || strings.HasPrefix(value, "-")):
 			return false, fmt.Errorf("option --%s needs a value that does not start with -", name)
 		}
 		return o.value && !hasValue, nil
 	}
-	return false, fmt.Errorf("%s is not a flux run option run-options accepts (%s; write long options in full)", quote("--"+name), allowedRunOptions())
+	return false, fmt.Errorf("%s is not a flux run option run-options accepts (%s; write long options in full)", finding.Quote("--"+name), allowedRunOptions())
 }
 
 // shortRunOptions checks a word of bundled short options (-ux, -o VALUE,
@@ -312,7 +304,7 @@ func shortRunOptions(w string) (needValue bool, err error) {
 			}
 		}
 		if opt == nil {
-			return false, fmt.Errorf("-%c (in %s) is not a flux run option run-options accepts (%s)", c, quote(w), allowedRunOptions())
+			return false, fmt.Errorf("-%c (in %s) is not a flux run option run-options accepts (%s)", c, finding.Quote(w), allowedRunOptions())
 		}
 		if opt.value {
 			rest := strings.TrimPrefix(w[i+1:], "=")
@@ -368,7 +360,7 @@ var fluxPathPattern = lazyRegexp(`^(/[A-Za-z0-9._+-]+)+$`)
 
 func checkFluxPath(raw string) error {
 	if len(raw) > 256 || !fluxPathPattern().MatchString(raw) || slices.Contains(strings.Split(raw, "/"), "..") || slices.Contains(strings.Split(raw, "/"), ".") {
-		return fmt.Errorf("must be the absolute prefix Flux is installed under, like /usr or /opt/flux (flux is <prefix>/bin/flux), got %s", quote(raw))
+		return fmt.Errorf("must be the absolute prefix Flux is installed under, like /usr or /opt/flux (flux is <prefix>/bin/flux), got %s", finding.Quote(raw))
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func AnnotationLayer(annotations map[string]string) (Layer, finding.List) {
 		}
 		path := fmt.Sprintf("metadata.annotations[%s]", key)
 		if _, known := byName(name); !known {
-			found.Errorf(path, "unknown setting annotation %s%s", quote(key), suggest(name))
+			found.Errorf(path, "unknown setting annotation %s%s", finding.Quote(key), suggest(name))
 			continue
 		}
 		layer.Values[name] = Raw{Value: annotations[key], Path: path}

@@ -164,7 +164,7 @@ func (s *Settings) Apply(layer Layer) finding.List {
 		raw := layer.Values[name]
 		d, ok := byName(name)
 		if !ok {
-			found.Errorf(raw.Path, "unknown setting %s%s", quote(name), suggest(name))
+			found.Errorf(raw.Path, "unknown setting %s%s", finding.Quote(name), suggest(name))
 			continue
 		}
 		target := s
@@ -196,7 +196,7 @@ func (s *Settings) Apply(layer Layer) finding.List {
 func Check(name, value string) error {
 	d, ok := byName(name)
 	if !ok {
-		return fmt.Errorf("unknown setting %s%s", quote(name), suggest(name))
+		return fmt.Errorf("unknown setting %s%s", finding.Quote(name), suggest(name))
 	}
 	var s Settings
 	return d.value.parse(&s, value)

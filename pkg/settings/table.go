@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
 )
 
 // Setting is one row of the settings table: everything about a setting
@@ -284,13 +286,13 @@ func parseBool(raw string) (bool, error) {
 	case "true", "false":
 		return raw == "true", nil
 	}
-	return false, fmt.Errorf("must be \"true\" or \"false\", got %s", quote(raw))
+	return false, fmt.Errorf("must be \"true\" or \"false\", got %s", finding.Quote(raw))
 }
 
 func parseInt(raw string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(raw)
 	if err != nil || strings.TrimSpace(raw) != raw || strings.HasPrefix(raw, "+") {
-		return 0, fmt.Errorf("must be a whole number from %d to %d, got %s", lo, hi, quote(raw))
+		return 0, fmt.Errorf("must be a whole number from %d to %d, got %s", lo, hi, finding.Quote(raw))
 	}
 	if n < lo || n > hi {
 		return 0, fmt.Errorf("must be from %d to %d, got %d", lo, hi, n)

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
-	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // The typed function config.
@@ -51,7 +52,7 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Settings, finding.L
 		// fields have errors, so that one run reports every mistake.
 		found.Add(typedValues(cfg, layer.Values))
 	default:
-		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got apiVersion %s, kind %s", ConfigKind, ConfigAPIVersion, quote(cfg.GetAPIVersion()), quote(cfg.GetKind()))
+		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got apiVersion %s, kind %s", ConfigKind, ConfigAPIVersion, finding.Quote(cfg.GetAPIVersion()), finding.Quote(cfg.GetKind()))
 		return base, found
 	}
 	s, f := settings.Config(layer)
@@ -157,7 +158,7 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 			if _, _, ok := settings.OfField(key); ok {
 				hint = fmt.Sprintf("; settings go under spec (spec.%s)", key)
 			}
-			found.Errorf(key, schemaMismatch+"unknown field %s; the known fields are apiVersion, kind, metadata, spec%s", quote(key), hint)
+			found.Errorf(key, schemaMismatch+"unknown field %s; the known fields are apiVersion, kind, metadata, spec%s", finding.Quote(key), hint)
 		}
 	}
 	return found
@@ -175,7 +176,7 @@ func specValues(spec any, values map[string]settings.Raw) finding.List {
 		path := "spec." + field
 		name, typ, known := settings.OfField(field)
 		if !known {
-			found.Errorf(path, schemaMismatch+"unknown field %s; the known fields are %s", quote(field), strings.Join(settings.Fields(), ", "))
+			found.Errorf(path, schemaMismatch+"unknown field %s; the known fields are %s", finding.Quote(field), strings.Join(settings.Fields(), ", "))
 			continue
 		}
 		v := fields[field]
@@ -228,7 +229,7 @@ func joinItems(name, path, sep string, items []any) (string, finding.List) {
 			if !strings.Contains(w, sep) {
 				in = " "
 			}
-			found.Errorf(at, "must be one item: %s holds %q; make each its own list item", quote(w), in)
+			found.Errorf(at, "must be one item: %s holds %q; make each its own list item", finding.Quote(w), in)
 		}
 		words[i] = w
 	}
@@ -299,7 +300,7 @@ func describe(v any) string {
 	case nil:
 		return "null"
 	case string:
-		return "the string " + quote(v)
+		return "the string " + finding.Quote(v)
 	case bool:
 		return strconv.FormatBool(v)
 	case int, int64, uint64:
@@ -315,15 +316,6 @@ func describe(v any) string {
 		return "a map"
 	}
 	return fmt.Sprintf("a value of type %T", v)
-}
-
-// quote shows a user's string in a message: Go-quoted, so that control
-// characters are visible, and cut short.
-func quote(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "..."
-	}
-	return strconv.Quote(s)
 }
 
 // nonStringKey converts the maps under v that the YAML decoder made with
