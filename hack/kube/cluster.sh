@@ -159,7 +159,9 @@ write_all_configs() {
 daemon() {
   local name=$1
   shift
-  setsid "$@" </dev/null >"$S/log/$name.log" 2>&1 &
+  # 9<&-: the daemon must not inherit the up/down lock (fd 9), or every
+  # later `down` waits on it for as long as the cluster runs.
+  setsid "$@" </dev/null >"$S/log/$name.log" 2>&1 9<&- &
   echo $! >"$S/run/$name.pid"
 }
 
