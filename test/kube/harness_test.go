@@ -63,7 +63,7 @@ func newNamespace(t *testing.T, prefix string) *namespace {
 	// Pods can only be created once the namespace's default ServiceAccount
 	// exists; waiting here keeps that delay out of the timings.
 	for ctx.Err() == nil {
-		if _, err := kubectl(ctx, nil, "get", "-n", n.name, "serviceaccount", "default"); err == nil {
+		if _, err := env.api.get(ctx, "/api/v1/namespaces/"+n.name+"/serviceaccounts/default"); err == nil {
 			break
 		}
 		time.Sleep(300 * time.Millisecond)

@@ -28,6 +28,7 @@ var env struct {
 	function   string // bin/jobset-flux
 	kustomize  string // bin/kustomize
 	dnsServer  string // the cluster DNS address pods get in resolv.conf
+	api        *apiClient
 }
 
 func TestMain(m *testing.M) {
@@ -59,9 +60,12 @@ func setup() error {
 	if err := clusterEnv(repo); err != nil {
 		return err
 	}
+	if env.api, err = newAPIClient(env.kubeconfig); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if out, err := kubectl(ctx, nil, "get", "--raw", "/readyz"); err != nil {
+	if out, err := env.api.get(ctx, "/readyz"); err != nil {
 		return fmt.Errorf("the cluster is not ready (make kube-up): %w\n%s", err, out)
 	}
 	return nil

@@ -1,7 +1,7 @@
 package kube
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -62,16 +62,15 @@ type containerStatus struct {
 
 // Labels the Job and JobSet controllers put on pods.
 const (
-	labelJobSet       = "jobset.sigs.k8s.io/jobset-name"
-	labelReplicated   = "jobset.sigs.k8s.io/replicatedjob-name"
-	labelJobIndex     = "jobset.sigs.k8s.io/job-index"
-	labelRestart      = "jobset.sigs.k8s.io/restart-attempt"
-	labelJobName      = "batch.kubernetes.io/job-name"
-	labelCompletion   = "batch.kubernetes.io/job-completion-index"
-	conditionTrue     = "True"
-	jobSetCompleted   = "Completed"
-	jobSetFailed      = "Failed"
-	resourceKindsList = "jobsets.jobset.x-k8s.io,jobs,pods"
+	labelJobSet     = "jobset.sigs.k8s.io/jobset-name"
+	labelReplicated = "jobset.sigs.k8s.io/replicatedjob-name"
+	labelJobIndex   = "jobset.sigs.k8s.io/job-index"
+	labelRestart    = "jobset.sigs.k8s.io/restart-attempt"
+	labelJobName    = "batch.kubernetes.io/job-name"
+	labelCompletion = "batch.kubernetes.io/job-completion-index"
+	conditionTrue   = "True"
+	jobSetCompleted = "Completed"
+	jobSetFailed    = "Failed"
 )
 
 // snapshot is one look at the namespace's JobSets, Jobs and pods.
@@ -80,14 +79,22 @@ type snapshot struct {
 	at    time.Time
 }
 
+// snapshot lists the namespace's JobSets, Jobs and pods (in that order,
+// so a pod is never older than the Job that made it appears to be).
 func (n *namespace) snapshot() (*snapshot, error) {
-	out, err := n.run(nil, "get", resourceKindsList, "-o", "json")
-	if err != nil {
-		return nil, err
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	s := &snapshot{at: time.Now()}
-	if err := json.Unmarshal(out, s); err != nil {
-		return nil, fmt.Errorf("decode kubectl get: %w", err)
+	for _, c := range []struct{ path, kind string }{
+		{"/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + n.name + "/jobsets", "JobSet"},
+		{"/apis/batch/v1/namespaces/" + n.name + "/jobs", "Job"},
+		{"/api/v1/namespaces/" + n.name + "/pods", "Pod"},
+	} {
+		items, err := env.api.list(ctx, c.path, c.kind)
+		if err != nil {
+			return nil, err
+		}
+		s.Items = append(s.Items, items...)
 	}
 	return s, nil
 }
