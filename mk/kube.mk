@@ -5,6 +5,14 @@
 # ~/.cache/jobset-flux/kube/<key>/. test/kube runs the examples on it.
 
 KUBE_CLUSTER := bash $(CURDIR)/hack/kube/cluster.sh
+# There is one cluster per machine (one state directory, one bridge, fixed
+# ports): a whole test-kube session, from up to down, holds this lock, so a
+# second clone's run (or a cold CI run with its own HOME) waits instead of
+# tearing down the cluster under the first one's tests. flock -o keeps the
+# lock's descriptor out of the daemons that up starts.
+KUBE_STATE_DIR ?= /var/lib/jobset-flux-kube
+export KUBE_STATE_DIR
+KUBE_SESSION_LOCK := $(KUBE_STATE_DIR).session.lock
 # -v shows each case's timings; add e.g. -run TestExamples here.
 KUBE_TEST_FLAGS ?= -v
 
@@ -28,8 +36,15 @@ kube-down:
 kube-status:
 	$(KUBE_CLUSTER) status
 
-## test-kube: bring the cluster up, run test/kube against it, always take it down.
+## test-kube: bring the cluster up, run test/kube against it, always take it down (one session per machine at a time).
 test-kube: build $(BIN)/kustomize $(BIN)/staticcheck
+	@mkdir -p $(dir $(KUBE_SESSION_LOCK)); \
+	flock -n $(KUBE_SESSION_LOCK) true || echo "test-kube: another test-kube holds $(KUBE_SESSION_LOCK); waiting"
+	flock -o $(KUBE_SESSION_LOCK) $(MAKE) --no-print-directory kube-session
+
+# kube-session is test-kube's body, run under its lock.
+.PHONY: kube-session
+kube-session:
 	trap 'rc=$$?; $(KUBE_CLUSTER) down; exit $$rc' EXIT; \
 	$(KUBE_CLUSTER) up; \
 	eval "$$($(KUBE_CLUSTER) env)"; \

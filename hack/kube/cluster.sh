@@ -78,12 +78,12 @@ main() {
 }
 
 # lock: one up or down at a time on this machine (two engineers' `make
-# kube-up` would otherwise race). The lock is on the binaries' cache
-# directory, which outlives every cluster and is the same for every clone.
+# kube-up` would otherwise race). The lock sits beside the state directory it
+# guards, so every clone and every HOME (a cold CI run has its own) takes the
+# same one.
 lock() {
-  local dir=${JOBSET_FLUX_CACHE:-$HOME/.cache/jobset-flux}/kube
-  mkdir -p "$dir"
-  exec 9<"$dir"
+  mkdir -p "$(dirname "$S")"
+  exec 9>>"$S.lock"
   flock 9
 }
 
@@ -175,8 +175,13 @@ alive() {
 
 # ours PID: the process's command line names the state directory (every
 # daemon's does), so a recycled PID is never killed.
-ours() {
-  tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "$S"
+ours() { cmdline_names "/proc/$1" "$S"; }
+
+# cmdline_names /proc/PID PATH: the command line has PATH as a word or a
+# directory of one ("$S/etcd"), not merely as a prefix: the locks beside the
+# state dir ("$S.session.lock") are held by processes down must not kill.
+cmdline_names() {
+  tr '\0' ' ' 2>/dev/null <"$1/cmdline" | grep -qF -e "$2/" -e "$2 "
 }
 
 # stop_daemons NAME...: TERM them all, wait up to 10 s, then KILL the rest.
@@ -533,12 +538,12 @@ kill_pods() {
   log "warning: pod processes left: $pids"
 }
 
-# kill_by_cmdline TEXT: KILL every process whose command line contains TEXT.
+# kill_by_cmdline PATH: KILL every process whose command line names PATH.
 kill_by_cmdline() {
   local p
   for p in /proc/[0-9]*; do
     [[ ${p#/proc/} == "$$" || ${p#/proc/} == "$BASHPID" ]] && continue
-    if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "$1"; then
+    if cmdline_names "$p" "$1"; then
       kill -KILL "${p#/proc/}" 2>/dev/null || true
     fi
   done
