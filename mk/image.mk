@@ -13,10 +13,13 @@
 #
 # The engine: $(DOCKER_HOST) when set, else a private dockerd in
 # $(IMAGE_ENGINE_DIR), started when it is not running and stopped (by PID)
-# afterwards by the target that started it (hack/image/engine.sh run).
+# afterwards by the target that started it (hack/image/engine.sh run). Its
+# data lives outside the clone, like every other cache: the layers that
+# compile the dependencies are reused by the next clone's build (docker keys
+# them by content), so a fresh CI clone compiles only this module.
 
 IMAGE_BASES ?= local
-IMAGE_ENGINE_DIR ?= $(CURDIR)/_out/engine
+IMAGE_ENGINE_DIR ?= $(or $(JOBSET_FLUX_CACHE),$(HOME)/.cache/jobset-flux)/engine
 IMAGE_GOMOD := _out/image/gomod
 IMAGE_BUILD_FLAGS ?=
 IMAGE_TEST_FLAGS ?=

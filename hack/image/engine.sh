@@ -12,9 +12,15 @@
 #                                 started when it is not running and then
 #                                 stopped by PID when CMD ends, pass or fail
 #
-# Everything lives in ENGINE_DIR (default _out/engine in the checkout): the
-# socket, the pidfile, the log, dockerd's exec-root and its data-root (kept
-# between runs, so imported base images survive a restart). The engine gets
+# Everything lives in ENGINE_DIR (default ~/.cache/jobset-flux/engine, outside
+# every checkout): the socket, the pidfile, the log, dockerd's exec-root and
+# its data-root (kept between runs and clones, so imported base images and the
+# layers that compile the dependencies are reused). One `run` at a time uses
+# the directory (a lock beside it), so a second clone's run waits instead of
+# having the engine stopped under it; each `run` removes untagged images older
+# than a day (not younger: a multi-stage build's build stage is untagged, and
+# it is what holds the compiled dependencies), so the data-root does not grow
+# by one build per commit for good. The engine gets
 # no bridge network and touches no iptables rules: builds run with
 # --network none and KRM functions run with --network none anyway.
 # Needs root (dockerd).
@@ -46,6 +52,7 @@ start() {
   rm -f "$sock" "$pidfile"
   # setsid: the engine outlives this shell and ignores the caller's Ctrl-C;
   # whoever started it stops it with "stop".
+  # 9>&-: dockerd must not inherit run's lock (fd 9) and hold it forever.
   setsid dockerd \
     --host "$host" \
     --pidfile "$pidfile" \
@@ -53,7 +60,7 @@ start() {
     --exec-root "$dir/exec" \
     --bridge none --iptables=false --ip-masq=false --ip6tables=false \
     --log-level warn \
-    </dev/null >"$log" 2>&1 &
+    </dev/null >"$log" 2>&1 9>&- &
   local launched=$! i
   for ((i = 0; i < 120; i++)); do
     if answers; then
@@ -105,6 +112,9 @@ run() {
     return
   fi
   export DOCKER_HOST=$host
+  mkdir -p "$(dirname "$dir")"
+  exec 9>>"$dir.lock"
+  flock -n 9 || { echo "engine: another run uses $dir; waiting"; flock 9; }
   if answers; then
     "$@"
     return
@@ -118,6 +128,7 @@ run() {
   trap 'exit 143' TERM
   local rc=0
   "$@" || rc=$?
+  docker image prune --force --filter until=24h >/dev/null || true
   return "$rc"
 }
 
