@@ -3,7 +3,6 @@ package flux
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,64 +15,6 @@ import (
 // instanceTimeout bounds one Flux instance from the first pod to the end:
 // brokers on this 2-CPU machine start in seconds, the rest is the job.
 const instanceTimeout = 3 * time.Minute
-
-// TestGrid boots instances of every size the grid covers (1-3
-// replicatedJobs, replicas 1-3, completions 1-4) and runs one task per
-// broker: every pod joins, ranks follow the hostlist order, and the
-// leader's exit code is the job's.
-func TestGrid(t *testing.T) {
-	requireEnv(t)
-	shapes := []struct {
-		name   string
-		groups []group
-		exit   int // the exit code of the task on the last rank
-	}{
-		{"one", []group{{name: "w", replicas: 1, completions: 1}}, 0},
-		{"column", []group{{name: "w", replicas: 1, completions: 4}}, 0},
-		{"row", []group{{name: "w", replicas: 3, completions: 1}}, 5},
-		{"two", []group{{name: "a", replicas: 2, completions: 2}, {name: "b", replicas: 1, completions: 3}}, 0},
-		{"three", []group{{name: "a", replicas: 1, completions: 2}, {name: "b", replicas: 3, completions: 1}, {name: "c", replicas: 2, completions: 3}}, 3},
-	}
-	for _, s := range shapes {
-		t.Run(s.name, func(t *testing.T) {
-			hosts := hostnames(s.name, s.groups...)
-			// Each task prints its rank and host; the last exits with s.exit.
-			script := fmt.Sprintf(`echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"; [ "$FLUX_TASK_RANK" != %d ] || exit %d`, len(hosts)-1, s.exit)
-			r := start(t, render(t, jobSet(t, s.name, nil, []string{"bash", "-c", script}, s.groups...)), nil)
-			res := r.wait(instanceTimeout)
-			leader := r.c.Pod(hosts[0])
-			out := logs(leader, "app")
-			c := checks{t: t}
-			for rank, h := range hosts {
-				want := fmt.Sprintf("task %d of %d on %s", rank, len(hosts), h)
-				if n := strings.Count(out, want+"\n"); n != 1 {
-					c.errorf("leader output has %q %d times, want once", want, n)
-				}
-			}
-			if got, _ := leader.Result("app"); got.ExitCode != s.exit {
-				c.errorf("leader exit %d, want the job's %d", got.ExitCode, s.exit)
-			}
-			wantState := "Completed"
-			if s.exit != 0 {
-				wantState = "Failed"
-			}
-			if res.State != wantState {
-				c.errorf("JobSet %s, want %s", res.State, wantState)
-			}
-			if s.exit == 0 {
-				for _, p := range res.Pods {
-					if got, _ := p.Result("app"); got.ExitCode != 0 || p.Phase() != "Succeeded" {
-						c.errorf("%s: %s, exit %d; every broker should end with the instance", p.Hostname, p.Phase(), got.ExitCode)
-					}
-				}
-			}
-			if len(c.problems) > 0 {
-				dump(t, res)
-			}
-			c.report("")
-		})
-	}
-}
 
 // TestArgv: the container's words reach every task one for one, whatever
 // they hold, after Kubernetes' own $(VAR) expansion.
