@@ -1,11 +1,13 @@
 package transform
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -60,46 +62,99 @@ func digestOf(n *yaml.Node) (string, bool) {
 	if yamltree.HasAlias(n) {
 		return "", false
 	}
-	var b strings.Builder
-	canonical(&b, n, "")
-	sum := sha256.Sum256([]byte(b.String()))
-	return digestPrefix + hex.EncodeToString(sum[:]), true
+	h := sha256.New()
+	w := bufio.NewWriter(h)
+	canonical(w, n, atRoot)
+	if err := w.Flush(); err != nil {
+		panic(fmt.Sprintf("hashing cannot fail: %v", err))
+	}
+	return digestPrefix + hex.EncodeToString(h.Sum(nil)), true
 }
 
-// canonical writes n in a form that depends only on its values. path is
-// the dotted path of n from the object's root, to find the annotations.
-func canonical(b *strings.Builder, n *yaml.Node, path string) {
+// Where canonical is in an object: only the annotations are filtered.
+const (
+	atRoot = iota
+	atMetadata
+	atAnnotations
+	elsewhere
+)
+
+// canonical writes n in a form that depends only on its values: a scalar
+// is its tag and its text, each with its length in front; a list is its
+// length and its items in order; a map is its length and its entries
+// (key, then value) in the order of their encodings. Every part says
+// where it ends, so no two different trees share an encoding, and no text
+// is escaped or copied: a ConfigMap's scripts go to the hash as they are.
+// An encoded key is never a prefix of another, so entries sort by their
+// keys alone, and their values are compared only for a key written twice.
+func canonical(w io.Writer, n *yaml.Node, where int) {
 	switch n.Kind {
 	case yaml.MappingNode:
-		entries := make([]string, 0, len(n.Content)/2)
+		type entry struct {
+			key  []byte
+			k, v *yaml.Node
+		}
+		var entries []entry
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if path == "metadata.annotations" && k.Kind == yaml.ScalarNode && !ownedAnnotation(k.Value) {
-				continue
+			if k, v := n.Content[i], n.Content[i+1]; !skipped(k, v, where) {
+				var key bytes.Buffer
+				canonical(&key, k, elsewhere)
+				entries = append(entries, entry{key.Bytes(), k, v})
 			}
-			if path == "metadata" && k.Kind == yaml.ScalarNode && k.Value == "annotations" && onlyBookkeeping(v) {
-				continue // kpt drops an annotations map it leaves empty
-			}
-			var e strings.Builder
-			canonical(&e, k, "")
-			e.WriteByte(':')
-			canonical(&e, v, strings.TrimPrefix(path+"."+k.Value, "."))
-			entries = append(entries, e.String())
 		}
-		slices.Sort(entries)
-		b.WriteString("{" + strings.Join(entries, ",") + "}")
+		slices.SortFunc(entries, func(a, b entry) int {
+			if c := bytes.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+			var x, y bytes.Buffer
+			canonical(&x, a.v, below(a.k, where))
+			canonical(&y, b.v, below(b.k, where))
+			return bytes.Compare(x.Bytes(), y.Bytes())
+		})
+		fmt.Fprintf(w, "{%d", len(entries))
+		for _, e := range entries {
+			_, _ = w.Write(e.key)
+			canonical(w, e.v, below(e.k, where))
+		}
+		_, _ = io.WriteString(w, "}")
 	case yaml.SequenceNode:
-		b.WriteByte('[')
-		for i, c := range n.Content {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			canonical(b, c, "")
+		fmt.Fprintf(w, "[%d", len(n.Content))
+		for _, c := range n.Content {
+			canonical(w, c, elsewhere)
 		}
-		b.WriteByte(']')
+		_, _ = io.WriteString(w, "]")
 	default:
-		b.WriteString(strconv.Quote(n.ShortTag()) + strconv.Quote(n.Value))
+		tag := n.ShortTag()
+		fmt.Fprintf(w, "s%d:%s%d:", len(tag), tag, len(n.Value))
+		_, _ = io.WriteString(w, n.Value)
 	}
+}
+
+// skipped reports whether the digest leaves out the entry k: v of a map
+// at where: an annotation it does not cover, or an annotations map with
+// nothing it covers (kpt drops an annotations map it leaves empty).
+func skipped(k, v *yaml.Node, where int) bool {
+	switch {
+	case k.Kind != yaml.ScalarNode:
+		return false
+	case where == atAnnotations:
+		return !ownedAnnotation(k.Value)
+	case where == atMetadata && k.Value == "annotations":
+		return onlyBookkeeping(v)
+	}
+	return false
+}
+
+// below is where the value of key k of a map at where is.
+func below(k *yaml.Node, where int) int {
+	switch {
+	case k.Kind != yaml.ScalarNode:
+	case where == atRoot && k.Value == "metadata":
+		return atMetadata
+	case where == atMetadata && k.Value == "annotations":
+		return atAnnotations
+	}
+	return elsewhere
 }
 
 // onlyBookkeeping reports whether an annotations map holds nothing the

@@ -27,22 +27,22 @@ import (
 // Objects are taken in the order of their files, namespaces, kinds and
 // names, so the result does not depend on the order of the input.
 func uniquePaths(items fn.KubeObjects, added []*fn.KubeObject) {
-	isAdded := map[*fn.KubeObject]bool{}
+	var placed []*fn.KubeObject
+	wants, isAdded := map[string]int{}, map[*fn.KubeObject]bool{}
 	for _, obj := range added {
 		isAdded[obj] = true
+		if p := placedAt(obj); p != "" {
+			placed = append(placed, obj)
+			wants[p]++
+		}
+	}
+	if len(placed) == 0 {
+		return // not written into a package (kustomize, standalone)
 	}
 	taken := map[string]bool{}
 	for _, item := range items {
 		if p := placedAt(item); p != "" && !isAdded[item] {
 			taken[p] = true
-		}
-	}
-	var placed []*fn.KubeObject
-	wants := map[string]int{}
-	for _, obj := range added {
-		if p := placedAt(obj); p != "" {
-			placed = append(placed, obj)
-			wants[p]++
 		}
 	}
 	slices.SortFunc(placed, byFile)
