@@ -140,3 +140,37 @@ func mapsEqual(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestNamespaceMoveKeepsFileName: a JobSet moved to another namespace in
+// the same file frees its old objects' files by the same render (they are
+// removed: the function wrote them and nothing names them), so the new
+// objects take the plain names again rather than namespaced ones.
+func TestNamespaceMoveKeepsFileName(t *testing.T) {
+	rl, ok, _ := hRun(t, hProcessor(t), pItems("", pathJobSet("x", "a", "js.yaml")))
+	if !ok {
+		t.Fatalf("render failed:\n%s", hDump(rl))
+	}
+	var docs []string
+	for i, it := range rl.Items {
+		if it.GetKind() == "JobSet" {
+			if err := it.SetNamespace("b"); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := it.SetAnnotation(kioutil.IndexAnnotation, "0"); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, rl.Items[i].String())
+	}
+	moved, ok, _ := hRun(t, hProcessor(t), pItems("", docs...))
+	if !ok {
+		t.Fatalf("render failed:\n%s", hDump(moved))
+	}
+	got := files(moved)
+	want := map[string]string{"JobSet/b/x": "js.yaml", "ConfigMap/b/x-flux-entrypoint": "configmap_x-flux-entrypoint.yaml", "Secret/b/x-flux-curve": "secret_x-flux-curve.yaml"}
+	if !mapsEqual(got, want) {
+		t.Errorf("files after the move:\n%v\nwant\n%v\n%s", got, want, hDump(moved))
+	}
+	if err := kptAccepts(moved); err != nil {
+		t.Error(err)
+	}
+}
