@@ -235,11 +235,11 @@ func pruneCatalogue(t testing.TB, js string) []pruneCase {
 			secret: edits(dropDigest)},
 
 		// What the function wrote, but still named by something.
-		{name: "Secret another JobSet uses through curve-secret", removeCM: true, phrase: refers,
+		{name: "Secret another JobSet uses through curve-secret", removeCM: true, phrase: `JobSet "team/other" ` + refers + " metadata.annotations[flux-framework.org/curve-secret]",
 			extra: []string{pUserJobSet}},
 		{name: "Secret the function config names as curve-secret", removeCM: true, phrase: refers,
 			config: "curve-secret: gone-flux-curve\n"},
-		{name: "ConfigMap mounted as a volume", removeSecret: true, phrase: refers,
+		{name: "ConfigMap mounted as a volume", removeSecret: true, phrase: `Pod "team/user" ` + refers + " spec.volumes[0].configMap.name",
 			extra: []string{pPod("team", "volumes:\n- name: c\n  configMap: {name: gone-flux-entrypoint}\ncontainers: [{name: a, image: busybox}]\n")}},
 		{name: "Secret mounted as a volume by a Pod without a namespace", removeCM: true, phrase: refers,
 			extra: []string{pPod("", "volumes:\n- name: c\n  secret: {secretName: gone-flux-curve}\ncontainers: [{name: a, image: busybox}]\n")}},

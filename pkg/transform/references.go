@@ -48,19 +48,15 @@ func findReferences(items fn.KubeObjects, config *fn.KubeObject, targets []*fn.K
 		}
 	}
 	scan := func(by *fn.KubeObject, n *yaml.Node, namespace string) {
-		yamltree.Walk(n, "", func(v *yaml.Node, path string) {
-			v = yamltree.Deref(v)
-			if v.Kind != yaml.ScalarNode {
-				return
-			}
-			for _, t := range byName[v.Value] {
+		walkScalars(n, nil, func(v string, trail []step) {
+			for _, t := range byName[v] {
 				if _, done := found[t]; !done && t != by && sameNamespace(namespace, t.GetNamespace()) {
-					found[t] = reference{by, path}
+					found[t] = reference{by, pathOf(trail)}
 				}
 			}
-			for _, t := range byID[v.Value] {
+			for _, t := range byID[v] {
 				if _, done := found[t]; !done && t != by {
-					found[t] = reference{by, path}
+					found[t] = reference{by, pathOf(trail)}
 				}
 			}
 		})
@@ -80,4 +76,55 @@ func findReferences(items fn.KubeObjects, config *fn.KubeObject, targets []*fn.K
 // cluster-scoped object may name objects of every namespace).
 func sameNamespace(from, to string) bool {
 	return from == to || from == "" || to == ""
+}
+
+// step is one step down a YAML tree: a map key, or a list index when
+// key is nil.
+type step struct {
+	key   *yaml.Node
+	index int
+}
+
+// walkScalars calls visit with the text of every scalar value under n
+// (an alias of a scalar included, other aliases not followed: what they
+// stand for is visited where it is written) and the steps to it. The
+// steps are kept as nodes, and a path is written only for a match, so a
+// large package costs no string per node.
+func walkScalars(n *yaml.Node, trail []step, visit func(v string, trail []step)) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			walkScalars(c, trail, visit)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			walkScalars(n.Content[i+1], append(trail, step{key: n.Content[i]}), visit)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			walkScalars(c, append(trail, step{index: i}), visit)
+		}
+	case yaml.AliasNode:
+		if t := yamltree.Deref(n); t.Kind == yaml.ScalarNode {
+			visit(t.Value, trail)
+		}
+	case yaml.ScalarNode:
+		visit(n.Value, trail)
+	}
+}
+
+// pathOf writes steps as a field path, as results write them.
+func pathOf(trail []step) string {
+	p := ""
+	for _, s := range trail {
+		switch {
+		case s.key == nil:
+			p = yamltree.Index(p, s.index)
+		case s.key.Kind == yaml.ScalarNode:
+			p = yamltree.Key(p, s.key.Value)
+		default:
+			p = yamltree.Key(p, "<key>")
+		}
+	}
+	return p
 }
