@@ -66,8 +66,8 @@ type report struct {
 // resolved once, then each JobSet selected goes down the pipeline
 // (processJobSet), and its outcome replaces it; generated objects whose
 // JobSet is gone are pruned when that is safe (pruneOrphans), and new
-// ones get files of their own (uniquePaths). It returns false when any error result was
-// produced.
+// ones get files of their own (uniquePaths). It returns false when any
+// error result was produced.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	var reports []report
 	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
