@@ -173,11 +173,14 @@ func onlyBookkeeping(annotations *yaml.Node) bool {
 
 // ownedAnnotation reports whether the digest covers an annotation: every
 // one but the digest itself and the bookkeeping kpt and kustomize add to
-// every object they hand a function (seen with kpt 1.0.0-beta.61 and
-// kustomize 5.8.2), which says where the object lives or which run it
-// is in, not what it is: config.kubernetes.io/path and index (and their
+// every object they hand a function or fetch (seen with kpt 1.0.0-beta.61
+// and kustomize 5.8.2), which says where the object lives, which run it
+// is in or which upstream object it came from, not what it is:
+// config.kubernetes.io/path and index (and their
 // internal.config.kubernetes.io/ spellings), every other
 // internal.config.kubernetes.io/ key (id, package-path, seqindent, ...),
+// every internal.kpt.dev/ key (kpt pkg get adds upstream-identifier to
+// every object it fetches; functions may not touch it),
 // config.k8s.io/id and kustomize.config.k8s.io/id. Any other annotation
 // counts, config.kubernetes.io/depends-on and the like included: a user
 // or a tool set it, so the object is no longer exactly what the function
@@ -187,5 +190,5 @@ func ownedAnnotation(key string) bool {
 	case plan.DigestAnnotation, legacyPathAnnotation, legacyIndexAnnotation, "config.k8s.io/id", "kustomize.config.k8s.io/id":
 		return false
 	}
-	return !strings.HasPrefix(key, "internal.config.kubernetes.io/")
+	return !strings.HasPrefix(key, "internal.config.kubernetes.io/") && !strings.HasPrefix(key, fn.KptUseOnlyPrefix)
 }

@@ -49,6 +49,7 @@ func TestDigestIgnoresForm(t *testing.T) {
 		"keys reordered, comments, indentation": "# head\nkind: ConfigMap # kind\ndata:\n    port: \"8050\"\n    entrypoint.sh: |\n        #!/bin/bash\n        exec flux start\n    broker.toml: |\n        [bootstrap]\n        curve_cert = \"/mnt/flux/install/run/curve.cert\"\nmetadata:\n    labels:\n        flux-framework.org/jobset: js\n        app.kubernetes.io/managed-by: jobset-flux\n    namespace: hpc\n    name: js-flux-entrypoint\napiVersion: v1\n# foot\n",
 		"kpt's and kustomize's bookkeeping":     strings.Replace(dgGenerated, "  labels:", "  annotations:\n    config.kubernetes.io/path: a.yaml\n    config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/id: '3'\n    internal.config.kubernetes.io/seqindent: wide\n    config.k8s.io/id: '3'\n    kustomize.config.k8s.io/id: |\n      kind: ConfigMap\n    "+plan.DigestAnnotation+": sha256:anything\n  labels:", 1),
 		"an empty annotations map":              strings.Replace(dgGenerated, "  labels:", "  annotations: {}\n  labels:", 1),
+		"as kpt pkg get fetched it":             strings.Replace(dgGenerated, "metadata:\n", "metadata: # kpt-merge: hpc/js-flux-entrypoint\n  annotations:\n    internal.kpt.dev/upstream-identifier: '|ConfigMap|hpc|js-flux-entrypoint'\n", 1),
 	} {
 		if got := dgDigest(t, text); got != want {
 			t.Errorf("%s: digest %s, want %s", name, got, want)

@@ -24,7 +24,7 @@ var fpBookkeeping = []string{
 	"internal.config.kubernetes.io/path", "internal.config.kubernetes.io/index",
 	"internal.config.kubernetes.io/id", "internal.config.kubernetes.io/seqindent",
 	"internal.config.kubernetes.io/package-path", "internal.config.kubernetes.io/annotations-migration-resource-id",
-	"config.k8s.io/id", "kustomize.config.k8s.io/id",
+	"config.k8s.io/id", "kustomize.config.k8s.io/id", "internal.kpt.dev/upstream-identifier",
 }
 
 // fpMeaning is what an object says to the API server: its decoded values,
@@ -57,6 +57,7 @@ var fpKeys = [][]string{
 	{"metadata", "labels", "team"}, {"metadata", "annotations", plan.DigestAnnotation},
 	{"metadata", "annotations", "config.kubernetes.io/path"}, {"metadata", "annotations", "internal.config.kubernetes.io/id"},
 	{"metadata", "annotations", "kustomize.config.k8s.io/id"}, {"metadata", "annotations", "config.kubernetes.io/depends-on"},
+	{"metadata", "annotations", "internal.kpt.dev/upstream-identifier"},
 	{"metadata", "annotations", "config.kubernetes.io/local-config"}, {"metadata", "annotations", "example.com/owner"},
 	{"metadata", "name"}, {"metadata", "namespace"}, {"type"}, {"immutable"}, {"kind"}, {"apiVersion"},
 	{"data", "curve.cert"}, {"data", "broker.toml"}, {"data", "init.sh"}, {"data", "mine"},

@@ -189,6 +189,11 @@ func pruneCatalogue(t testing.TB, js string) []pruneCase {
 				pSet("7", "metadata", "annotations", "config.k8s.io/id")),
 			secret: edits(pSet("kind: Secret\nname: gone-flux-curve\n", "metadata", "annotations", "kustomize.config.k8s.io/id"),
 				pSet("/pkg", "metadata", "annotations", "internal.config.kubernetes.io/package-path"))},
+		{name: "as kpt pkg get fetched them", removeCM: true, removeSecret: true,
+			cm: func(t testing.TB, doc string) string {
+				return pEdit(t, strings.Replace(doc, "metadata:\n", "metadata: # kpt-merge: team/gone-flux-entrypoint\n", 1), pSet("|ConfigMap|team|gone-flux-entrypoint", "metadata", "annotations", "internal.kpt.dev/upstream-identifier"))
+			},
+			secret: edits(pSet("|Secret|team|gone-flux-curve", "metadata", "annotations", "internal.kpt.dev/upstream-identifier"))},
 		{name: "reformatted, reordered, commented", removeCM: true, removeSecret: true,
 			cm:     func(t testing.TB, doc string) string { return "# a comment a user wrote\n" + reflow(t, doc) },
 			secret: func(t testing.TB, doc string) string { return reflow(t, doc) }},
