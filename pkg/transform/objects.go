@@ -2,8 +2,6 @@ package transform
 
 import (
 	"encoding/base64"
-	"path"
-	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -32,7 +30,7 @@ func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]stri
 	annotations := yamltree.Map()
 	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
 		if jsPath, ok := jobsetAnnotations[key]; ok {
-			yamltree.Set(annotations, key, yamltree.String(path.Join(path.Dir(jsPath), strings.ToLower(kind)+"_"+name+".yaml")), "")
+			yamltree.Set(annotations, key, yamltree.String(objectFile(jsPath, kind, name)), "")
 		}
 	}
 	if len(annotations.Content) > 0 {

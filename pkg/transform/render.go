@@ -9,9 +9,9 @@ import (
 
 // render is the last step of the pipeline: it edits the JobSet's YAML
 // nodes as the plan says (editJobSet) and builds the ConfigMap and
-// Secret generated for it, all quoted as YAML 1.1 readers need. The
-// generated objects take their file placement from the JobSet's
-// annotations.
+// Secret generated for it, all quoted as YAML 1.1 readers need, each
+// with the digest of what was written (stampDigest). The generated
+// objects take their file placement from the JobSet's annotations.
 func render(rn *yaml.RNode, pl *plan.Plan, gen generated, annotations map[string]string) (*fn.KubeObject, []*fn.KubeObject, error) {
 	if err := editJobSet(rn.YNode(), pl); err != nil {
 		return nil, nil, err
@@ -20,6 +20,9 @@ func render(rn *yaml.RNode, pl *plan.Plan, gen generated, annotations map[string
 	objects := []*fn.KubeObject{configMap(pl, gen.files, annotations)}
 	if gen.cert != nil {
 		objects = append(objects, secret(pl, gen.cert, annotations))
+	}
+	for _, obj := range objects {
+		stampDigest(obj)
 	}
 	return fn.MoveToKubeObject(rn), objects, nil
 }

@@ -65,8 +65,9 @@ type report struct {
 // Process implements fn.ResourceListProcessor: the function config is
 // resolved once, then each JobSet selected goes down the pipeline
 // (processJobSet), and its outcome replaces it; generated objects whose
-// JobSet is gone are pruned. It returns false when any error result was
-// produced.
+// JobSet is gone are pruned when that is safe (pruneOrphans), and new
+// ones get files of their own (uniquePaths). It returns false when any
+// error result was produced.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	var reports []report
 	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
@@ -92,7 +93,8 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 		}
 	}
 	rl.Items = append(rl.Items, added...)
-	rl.Items = pruneOrphans(rl.Items, &reports)
+	rl.Items = pruneOrphans(rl.Items, rl.FunctionConfig, &reports)
+	uniquePaths(rl.Items, added)
 	for _, r := range reports {
 		if r.found.HasErrors() {
 			return false, nil
