@@ -2,6 +2,7 @@ package resourcelist
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -58,6 +59,27 @@ func Objects(name string, data []byte) (fn.KubeObjects, error) {
 // memory runs out, and a FIFO with no writer would block forever (it is
 // opened without blocking, and refused once fstat shows what it is).
 func ReadFile(name string, limit int64) ([]byte, error) {
+	return ReadFileHint(name, limit, "")
+}
+
+// ErrTooLarge is wrapped by the errors of ReadFileHint and ReadLimited
+// for an input over the limit.
+var ErrTooLarge = errors.New("input over the size limit")
+
+// tooLarge is the error for an input over the limit: its message says how
+// large the input is and how to raise the limit; it wraps ErrTooLarge.
+type tooLarge struct{ msg string }
+
+func (e *tooLarge) Error() string { return e.msg }
+func (e *tooLarge) Unwrap() error { return ErrTooLarge }
+
+func overLimit(format string, args ...any) error {
+	return &tooLarge{fmt.Sprintf(format, args...)}
+}
+
+// ReadFileHint is ReadFile whose error for a file over the limit ends with
+// hint (how to raise the limit), when not empty.
+func ReadFileHint(name string, limit int64, hint string) ([]byte, error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -71,18 +93,40 @@ func ReadFile(name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a regular file (it is a %s); give the path of a file", name, fileType(info.Mode()))
 	}
 	if info.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes; at most %d are read", name, info.Size(), limit)
+		return nil, overLimit("%s is %d bytes; at most %d are read%s", name, info.Size(), limit, hintSuffix(hint))
 	}
-	// The size can change between fstat and read: read one byte more than
-	// allowed to tell.
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// The size can change between fstat and read: ReadLimited reads one
+	// byte more than allowed to tell.
+	return ReadLimited(f, name, limit, hint)
+}
+
+// ReadLimited reads r to its end, or fails once it has given more than
+// limit bytes: stdin has no size to check first, and a producer that
+// never stops must not make the function hold all it writes. The buffer
+// grows from what Stat reports, when r is a regular file (stdin
+// redirected from one), so that a large input is not copied on every
+// doubling.
+func ReadLimited(r io.Reader, name string, limit int64, hint string) ([]byte, error) {
+	var buf bytes.Buffer
+	if f, ok := r.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() <= limit {
+			buf.Grow(int(info.Size()) + 1)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is more than %d bytes; at most %d are read", name, limit, limit)
+	if int64(buf.Len()) > limit {
+		return nil, overLimit("%s is more than %d bytes; at most %d are read%s", name, limit, limit, hintSuffix(hint))
 	}
-	return data, nil
+	return buf.Bytes(), nil
+}
+
+func hintSuffix(hint string) string {
+	if hint == "" {
+		return ""
+	}
+	return "; " + hint
 }
 
 func fileType(m os.FileMode) string {
