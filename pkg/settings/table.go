@@ -145,7 +145,7 @@ var table = []Setting{
 		Doc:   "extra `flux run` options, e.g. `-o pmi=pmix` for OpenMPI 5",
 		value: list(func(s *Settings) *[]string { return &s.RunOptions }, parseRunOptions)},
 	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
-		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`)",
+		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
 		value: list(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
 	{Name: "broker-config", Field: "brokerConfig", Type: String,
 		Doc: "extra broker TOML (tables only), merged into `broker.toml`, e.g. `[resource]` `exclude = \"0\"`; an error on keys jobset-flux writes (`[bootstrap]`, `resource.config`/`path`/`noverify`, `sched-fluxion-qmanager.queue-policy`, `access.allow-root-owner`, `tbon.topo`/`connect_timeout`)",
