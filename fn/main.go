@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -77,6 +78,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return exitProblem
 	}
+	tuneGC(len(in))
 	if opts.configFile == "" && !opts.verbose || resourcelist.IsResourceList(in) {
 		return runList(proc, opts, "on stdin", in, stdout, stderr)
 	}
@@ -146,13 +148,16 @@ func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr i
 	inherited := len(rl.Results)
 	ok, procErr := proc.Process(rl)
 	resourcelist.Sort(rl.Items)
-	out, err := resourcelist.Encode(rl)
+	// Write releases each item once it is encoded, and writes the pieces
+	// without joining them: memory follows the largest of the trees and
+	// the output, not their sum plus a copy (docs/performance.md).
+	out := bufio.NewWriterSize(stdout, 1<<16)
+	err = resourcelist.Write(out, rl)
+	if err == nil {
+		err = out.Flush()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
-		return exitProblem
-	}
-	if _, err := stdout.Write(out); err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: writing stdout: %v\n", err)
 		return exitProblem
 	}
 	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, procErr)
@@ -207,12 +212,14 @@ func runFiles(proc *transform.Processor, opts options, stdout, stderr io.Writer)
 	if code != exitOK {
 		return code
 	}
-	lists := 0
+	lists, size := 0, 0
 	for _, f := range files {
+		size += len(f.data)
 		if resourcelist.IsResourceList(f.data) {
 			lists++
 		}
 	}
+	tuneGC(size)
 	switch {
 	case lists == 1 && len(files) == 1:
 		return runList(proc, opts, "in "+files[0].name, files[0].data, stdout, stderr)
