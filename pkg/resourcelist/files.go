@@ -102,24 +102,53 @@ func ReadFileHint(name string, limit int64, hint string) ([]byte, error) {
 
 // ReadLimited reads r to its end, or fails once it has given more than
 // limit bytes: stdin has no size to check first, and a producer that
-// never stops must not make the function hold all it writes. The buffer
-// grows from what Stat reports, when r is a regular file (stdin
-// redirected from one), so that a large input is not copied on every
-// doubling.
+// never stops must not make the function hold all it writes. When r is a
+// regular file (stdin redirected from one), its size decides at once,
+// before anything is read, and sizes the buffer. Otherwise the buffer
+// doubles up to limit+1 bytes and no further, so refusing an endless
+// input costs at most about one and a half times the limit.
 func ReadLimited(r io.Reader, name string, limit int64, hint string) ([]byte, error) {
-	var buf bytes.Buffer
+	size := int64(64 << 10)
 	if f, ok := r.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() <= limit {
-			buf.Grow(int(info.Size()) + 1)
+		if rest, known := remaining(f); known {
+			if rest > limit {
+				return nil, overLimit("%s is %d bytes; at most %d are read%s", name, rest, limit, hintSuffix(hint))
+			}
+			size = rest + 1 // one more, to see the end (or growth since)
 		}
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+	buf := make([]byte, 0, min(size, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, overLimit("%s is more than %d bytes; at most %d are read%s", name, limit, limit, hintSuffix(hint))
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf))+1, limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
 	}
-	if int64(buf.Len()) > limit {
-		return nil, overLimit("%s is more than %d bytes; at most %d are read%s", name, limit, limit, hintSuffix(hint))
+}
+
+// remaining is how many bytes a regular file holds from its offset on.
+func remaining(f *os.File) (int64, bool) {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return 0, false
 	}
-	return buf.Bytes(), nil
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, false
+	}
+	return max(info.Size()-off, 0), true
 }
 
 func hintSuffix(hint string) string {
