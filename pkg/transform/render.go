@@ -16,6 +16,7 @@ func render(rn *yaml.RNode, pl *plan.Plan, gen generated, annotations map[string
 	if err := editJobSet(rn.YNode(), pl); err != nil {
 		return nil, nil, err
 	}
+	dropEmptied(rn.YNode())
 	yamltree.QuoteAmbiguous(rn.YNode())
 	objects := []*fn.KubeObject{configMap(pl, gen.files, annotations)}
 	if gen.cert != nil {
