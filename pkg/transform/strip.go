@@ -1,7 +1,9 @@
 package transform
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -109,7 +111,7 @@ func dropEmptied(root *yaml.Node) {
 func dropEmptyBlockLists(m *yaml.Node, keys ...string) {
 	for _, k := range keys {
 		if v, ok := yamltree.Lookup(m, k); ok && v.Kind == yaml.SequenceNode && len(v.Content) == 0 && v.Style&yaml.FlowStyle == 0 {
-			yamltree.Remove(m, k)
+			removeKey(m, k)
 		}
 	}
 }
@@ -122,6 +124,7 @@ func unwrapCommand(c *yaml.Node) {
 	if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 || cmd.Content[0].Value != plan.EntrypointPath {
 		return
 	}
+	addFootComments(keyNode(c, jobset.CommandKey), takeComments(cmd.Content[0]))
 	cmd.Content = cmd.Content[1:]
 }
 
@@ -232,19 +235,91 @@ func mapMatches(n, pattern *yaml.Node) bool {
 
 // removeMatching drops the items of the list at key that match one of
 // patterns and returns how many it dropped. The list stays, empty if it
-// ends up so (see stripRendering).
+// ends up so (see stripRendering). A user's comment that the YAML reader
+// attached to a dropped item (a comment after the last item of a list,
+// or at the end of the file, is attached to the deepest last node before
+// it, which is often one the function added) is kept, after the list.
 func removeMatching(m *yaml.Node, key string, patterns []*yaml.Node) int {
 	list := yamltree.Get(m, key)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		return 0
 	}
 	kept := list.Content[:0]
+	var comments []string
 	for _, item := range list.Content {
-		if !slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(item, p) }) {
+		if slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(item, p) }) {
+			comments = append(comments, takeComments(item)...)
+		} else {
 			kept = append(kept, item)
 		}
 	}
 	removed := len(list.Content) - len(kept)
 	list.Content = kept
+	addFootComments(keyNode(m, key), comments)
 	return removed
+}
+
+// keyNode returns the key node of key in the map m, nil when it has none.
+func keyNode(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i]
+		}
+	}
+	return nil
+}
+
+// takeComments removes the comments under n and returns those the
+// function did not write itself (the octal mode after a defaultMode).
+func takeComments(n *yaml.Node) []string {
+	var out []string
+	for _, c := range []*string{&n.HeadComment, &n.LineComment, &n.FootComment} {
+		if *c != "" && !(c == &n.LineComment && isModeComment(*c)) {
+			out = append(out, *c)
+		}
+		*c = ""
+	}
+	for _, child := range n.Content {
+		out = append(out, takeComments(child)...)
+	}
+	return out
+}
+
+// isModeComment reports whether a line comment is one that octal writes.
+func isModeComment(c string) bool {
+	c = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c), "#"))
+	return c == fmt.Sprintf("%#o", scriptsMode) || c == fmt.Sprintf("%#o", certMode)
+}
+
+// addFootComments appends comments to n's foot comment.
+func addFootComments(n *yaml.Node, comments []string) {
+	if n == nil || len(comments) == 0 {
+		return
+	}
+	if n.FootComment != "" {
+		comments = append([]string{n.FootComment}, comments...)
+	}
+	n.FootComment = strings.Join(comments, "\n")
+}
+
+// removeKey removes key from the map m, keeping the user's comments on
+// the pair: after the pair before it, or before the pair after it.
+func removeKey(m *yaml.Node, key string) {
+	i := slices.IndexFunc(m.Content, func(k *yaml.Node) bool { return k.Value == key })
+	if i < 0 || i%2 != 0 || i+1 >= len(m.Content) {
+		return
+	}
+	comments := append(takeComments(m.Content[i]), takeComments(m.Content[i+1])...)
+	m.Content = append(m.Content[:i], m.Content[i+2:]...)
+	switch {
+	case len(comments) == 0:
+	case i >= 2:
+		addFootComments(m.Content[i-2], comments)
+	case i < len(m.Content):
+		k := m.Content[i]
+		k.HeadComment = strings.Join(append(comments, k.HeadComment), "\n")
+		k.HeadComment = strings.TrimSuffix(k.HeadComment, "\n")
+	default:
+		addFootComments(m, comments)
+	}
 }
