@@ -209,3 +209,39 @@ func rkJobSet(t *testing.T, text []byte) []byte {
 	t.Fatalf("no JobSet in\n%s", text)
 	return nil
 }
+
+// A JobSet rendered once and then disabled (enabled: "false") loses
+// everything the function added: its generated ConfigMap and Secret are
+// pruned, and its pods must not mount them nor run the entrypoint.
+// Before, the rendering stayed.
+func TestDisabledJobSetIsUnrendered(t *testing.T) {
+	pod := "containers:\n- name: app\n  image: busybox\n  command: [run]\n" + rkSidecar
+	in := hRLHead + rkItem("js", ", flux-framework.org/container: app", pod)
+	p := hProcessor(t)
+	_, ok, once, err := hKRM(t, p, []byte(in))
+	if err != nil || !ok {
+		t.Fatalf("first render refused: %v", err)
+	}
+	disabled := bytes.Replace(hItemsOnly(once), []byte(`flux-framework.org/enabled: "true"`), []byte(`flux-framework.org/enabled: "false"`), 1)
+	rl, ok, out, err := hKRM(t, p, disabled)
+	if err != nil || !ok {
+		t.Fatalf("the render of the disabled JobSet was refused (%v): %s", err, hDump(rl))
+	}
+	js := rkJobSet(t, out)
+	for _, s := range []string{"flux-installer", "entrypoint.sh", "mountPath: /mnt/flux/install", "secretName:", "configMap:"} {
+		if bytes.Contains(js, []byte(s)) {
+			t.Errorf("the disabled JobSet still holds %q:\n%s", s, js)
+		}
+	}
+	rkSameSidecars(t, []byte(in), out)
+	if c := usContainer(hMeaning(t, out)["JobSet/js"].(map[string]any)); fmt.Sprint(c) != "map[command:[run] image:busybox name:app]" {
+		t.Errorf("the wrapped container is not as written: %v", c)
+	}
+	if !strings.Contains(hDump(rl), "removed the Flux init container") {
+		t.Errorf("no info says what was removed: %s", hDump(rl))
+	}
+	_, _, again, err := hKRM(t, p, hItemsOnly(out))
+	if err != nil || !bytes.Equal(hItemsOnly(again), hItemsOnly(out)) {
+		t.Errorf("rendering the disabled JobSet again changed it (%v): %s", err, testenv.FirstDifference(hItemsOnly(again), hItemsOnly(out)))
+	}
+}

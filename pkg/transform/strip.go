@@ -5,9 +5,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -30,26 +33,30 @@ func podSpecOf(rj *yaml.Node) *yaml.Node { return jobset.PodSpec(jobset.JobSpec(
 //
 // A list that ends up empty stays in its place, as an empty list, so that
 // the render puts its items back where they were; dropEmptied removes the
-// ones the render did not fill again.
-func stripRendering(root *yaml.Node) {
+// ones the render did not fill again. It reports whether any pod held a
+// rendering.
+func stripRendering(root *yaml.Node) bool {
 	rjs, ok := jobset.ReplicatedJobNodes(root)
 	if !ok {
-		return
+		return false
 	}
 	patterns := renderingPatterns()
+	stripped := false
 	for _, rj := range rjs {
-		if pod := podSpecOf(rj); pod != nil {
-			stripPod(pod, patterns)
+		if pod := podSpecOf(rj); pod != nil && stripPod(pod, patterns) {
+			stripped = true
 		}
 	}
+	return stripped
 }
 
-// stripPod removes one pod template's rendering, when it holds one.
-func stripPod(pod *yaml.Node, pt patterns) {
+// stripPod removes one pod template's rendering, when it holds one, and
+// reports whether it did.
+func stripPod(pod *yaml.Node, pt patterns) bool {
 	mounts := pt.mounts
 	if removeMatching(pod, jobset.InitContainersKey, pt.installer) == 0 {
 		if !holdsAll(pod, jobset.VolumesKey, pt.imageFluxVolumes) {
-			return
+			return false
 		}
 		mounts = pt.imageFluxMounts
 	}
@@ -61,6 +68,27 @@ func stripPod(pod *yaml.Node, pt patterns) {
 		removeMatching(c, jobset.VolumeMountsKey, mounts)
 		unwrapCommand(c)
 	}
+	return true
+}
+
+// unrender removes the rendering from a JobSet that an earlier run
+// rendered and that is now disabled (flux-framework.org/enabled: "false"),
+// whose generated ConfigMap and Secret the pruning removes: its pods would
+// otherwise mount objects that no longer exist and run the entrypoint of
+// a broker that has no config. It returns the JobSet, and whether it held
+// a rendering; a JobSet with aliases or with a key written twice (an
+// error) is left as it is.
+func unrender(item *fn.KubeObject) (*fn.KubeObject, bool) {
+	if item.GetKind() != jobset.Kind || item.GetAPIVersion() != jobset.APIVersion || item.IsLocalConfig() ||
+		item.GetAnnotation(settings.EnabledAnnotation) != "false" || len(duplicateKeys(nodeOf(item))) > 0 {
+		return item, false
+	}
+	rn := item.CopyToResourceNode()
+	if yamltree.HasAlias(rn.YNode()) || !stripRendering(rn.YNode()) {
+		return item, false
+	}
+	dropEmptied(rn.YNode())
+	return fn.MoveToKubeObject(rn), true
 }
 
 // wrappedContainer returns the container the function wrapped: the first
@@ -322,4 +350,15 @@ func removeKey(m *yaml.Node, key string) {
 	default:
 		addFootComments(m, comments)
 	}
+}
+
+// unrenderDisabled is unrender with an info saying what was removed.
+func unrenderDisabled(item *fn.KubeObject, reports *[]report) *fn.KubeObject {
+	out, ok := unrender(item)
+	if ok {
+		var found finding.List
+		found.Infof("metadata.annotations["+settings.EnabledAnnotation+"]", "is \"false\": removed the Flux init container, volumes, mounts and entrypoint that jobset-flux had added")
+		*reports = append(*reports, report{out, found})
+	}
+	return out
 }

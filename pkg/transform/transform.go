@@ -82,6 +82,7 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
 		if !selectItem(item, index, &reports) {
+			rl.Items[i] = unrenderDisabled(item, &reports)
 			continue
 		}
 		out := p.processJobSet(item, config, index)
