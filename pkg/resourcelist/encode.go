@@ -155,5 +155,6 @@ func resultsPiece(results fn.Results) ([]byte, error) {
 		return nil, fmt.Errorf("reading back the results the SDK wrote: %w", err)
 	}
 	p.restore(&doc)
+	yamltree.SafeBlockStyles(&doc)
 	return yaml.Marshal(&doc)
 }

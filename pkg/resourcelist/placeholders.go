@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -109,5 +108,4 @@ func (p *placeholders) restore(n *yaml.Node) {
 	for _, c := range n.Content {
 		p.restore(c)
 	}
-	yamltree.SafeBlockStyles(n)
 }
