@@ -25,6 +25,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -285,5 +286,27 @@ json.dump(out, sys.stdout)
 		if got := usValuesOf(r.Items); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: libyaml reads back other values:\n got %q\nwant %q", name, got, want)
 		}
+	}
+}
+
+// In standalone mode the command writes each item itself (not through
+// Encode): an item the function passes through, holding a block scalar
+// the user wrote with an indentation indicator, came out as a block
+// without one, which no reader accepts, with exit 0.
+func TestStandalonePassThroughBlock(t *testing.T) {
+	items, err := resourcelist.Objects("in.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: |2\n    \ttabbed\n    line\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &fn.ResourceList{Items: items, FunctionConfig: fn.NewEmptyKubeObject()}
+	if ok, err := hProcessor(t).Process(rl); err != nil || !ok {
+		t.Fatalf("refused (%v): %s", err, hDump(rl))
+	}
+	out := rl.Items[0].String()
+	var back struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(out), &back); err != nil || back.Data["k"] != "\ttabbed\nline\n" {
+		t.Errorf("the item reads back as %q (%v):\n%s", back.Data["k"], err, out)
 	}
 }
