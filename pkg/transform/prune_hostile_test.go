@@ -254,7 +254,9 @@ func pruneCatalogue(t testing.TB, js string) []pruneCase {
 			extra: []string{pPod("team", "containers:\n- name: a\n  image: busybox\n  envFrom: [{secretRef: {name: gone-flux-curve}}]\n  env: [{name: X, valueFrom: {configMapKeyRef: {name: gone-flux-entrypoint, key: init.sh}}}]\n")}},
 		{name: "Secret named by namespace/name in another namespace", removeCM: true, phrase: refers,
 			extra: []string{"apiVersion: example.com/v1\nkind: Copy\nmetadata: {name: c, namespace: ops}\nspec: {from: team/gone-flux-curve}\n"}},
-		{name: "the switched-off JobSet still mounts both", phrase: refers,
+		// Switching a rendered JobSet off removes its rendering
+		// (unrenderDisabled), so nothing mounts the two any more.
+		{name: "the switched-off JobSet mounts neither once unrendered", removeCM: true, removeSecret: true,
 			extra: []string{off}},
 		// A name used in another namespace does not keep anything.
 		{name: "Secret of the same name mounted in another namespace", removeCM: true, removeSecret: true,

@@ -19,6 +19,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -82,7 +83,11 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	index := newIndex(rl.Items)
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
+		// Every item is written back, by Encode or by the standalone
+		// command: a block scalar no reader can read must not be.
+		yamltree.SafeBlockStyles(nodeOf(item))
 		if !selectItem(item, index, &reports) {
+			rl.Items[i] = unrenderDisabled(item, &reports)
 			continue
 		}
 		out := p.processJobSet(item, config, index)
