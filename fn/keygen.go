@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -21,7 +22,7 @@ func keygen(args []string, stdout, stderr io.Writer) int {
 	name := flags.String("name", "jobset-flux", "metadata name written in the certificate")
 	secretName := flags.String("secret", "", "write a Secret manifest of this name (e.g. <jobset>"+plan.SecretSuffix+") instead of the bare certificate")
 	namespace := flags.String("namespace", "", "namespace of the Secret manifest")
-	output := flags.String("o", "", "write to this file (created with mode 0600) instead of stdout")
+	output := flags.String("o", "", "write to this file (mode 0600, replacing an existing file) instead of stdout")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -32,8 +33,14 @@ func keygen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobset-flux keygen: unexpected arguments %q\n", flags.Args())
 		return exitUsage
 	}
-	for _, check := range []struct{ flag, value string }{{"--secret", *secretName}, {"--namespace", *namespace}} {
-		if errs := validation.IsDNS1123Subdomain(check.value); check.value != "" && len(errs) > 0 {
+	// A Secret's name is a DNS-1123 subdomain, a namespace's a DNS-1123
+	// label (no dots, at most 63 characters): the API server refuses
+	// anything else, so a manifest with it would fail only at apply time.
+	for _, check := range []struct {
+		flag, value string
+		valid       func(string) []string
+	}{{"--secret", *secretName, validation.IsDNS1123Subdomain}, {"--namespace", *namespace, validation.IsDNS1123Label}} {
+		if errs := check.valid(check.value); check.value != "" && len(errs) > 0 {
 			fmt.Fprintf(stderr, "jobset-flux keygen: %s %q is not a valid name: %s\n", check.flag, check.value, errs[0])
 			return exitUsage
 		}
@@ -55,11 +62,49 @@ func keygen(args []string, stdout, stderr io.Writer) int {
 	if *output == "" {
 		_, err = stdout.Write(out)
 	} else {
-		err = os.WriteFile(*output, out, 0o600)
+		err = writePrivate(*output, out)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux keygen: %v\n", err)
 		return exitProblem
 	}
 	return exitOK
+}
+
+// writePrivate writes data to name so that the file ends with mode 0600
+// whether or not it existed: os.WriteFile keeps an existing file's mode,
+// so a key written over a 0644 file would be readable by everyone. The
+// data goes to a new 0600 file in the same directory, which then replaces
+// name; a reader never sees a half-written key, and a symlink at name is
+// replaced, not followed.
+func writePrivate(name string, data []byte) error {
+	if info, err := os.Lstat(name); err == nil && info.IsDir() {
+		return fmt.Errorf("-o %s is a directory; give the path of a file", name)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename: nothing there
+	// CreateTemp makes the file 0600 already; a umask cannot widen it, but
+	// say so where it matters.
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("-o %s: %w", name, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("-o %s: %w", name, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("-o %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("-o %s: %w", name, err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("-o %s: %w", name, err)
+	}
+	return nil
 }

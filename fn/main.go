@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -63,31 +64,44 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitProblem
 	}
 	if len(opts.paths) > 0 {
-		return runStandalone(proc, opts, nil, stdout, stderr)
+		return runFiles(proc, opts, stdout, stderr)
 	}
 	// No files: the input is on stdin. Only what it holds decides the
 	// mode: a flag such as --key-seed-file (kpt fn eval --exec "jobset-flux
 	// --key-seed-file F") must not turn a ResourceList into plain YAML
 	// whose functionConfig is ignored and whose results are lost.
-	in, err := io.ReadAll(stdin)
+	in, err := resourcelist.ReadLimited(stdin, "stdin", opts.maxInput, maxInputHint)
 	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: reading stdin: %v\n", err)
-		return exitProblem
-	}
-	if opts.configFile == "" && !opts.verbose || resourcelist.IsResourceList(in) {
-		if opts.configFile != "" {
-			fmt.Fprintf(stderr, "jobset-flux: --config is for plain YAML; a ResourceList on stdin carries its own functionConfig\n")
+		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+		if errors.Is(err, resourcelist.ErrTooLarge) {
 			return exitUsage
 		}
-		return runKRM(proc, in, opts.verbose, stdout, stderr)
+		return exitProblem
+	}
+	tuneGC(len(in))
+	if opts.configFile == "" && !opts.verbose || resourcelist.IsResourceList(in) {
+		return runList(proc, opts, "on stdin", in, stdout, stderr)
 	}
 	return runStandalone(proc, opts, in, stdout, stderr)
+}
+
+// runList answers a ResourceList, from stdin or from the one file given,
+// the same way: its functionConfig is the config, its results are kept,
+// the output is a ResourceList.
+func runList(proc *transform.Processor, opts options, where string, in []byte, stdout, stderr io.Writer) int {
+	if opts.configFile != "" {
+		fmt.Fprintf(stderr, "jobset-flux: --config is for plain YAML; a ResourceList %s carries its own functionConfig\n", where)
+		return exitUsage
+	}
+	return runKRM(proc, in, opts.verbose, stdout, stderr)
 }
 
 // options are the command line of a render.
 type options struct {
 	configFile, seedFile string
 	verbose              bool
+	// maxInput bounds stdin and each input file, in bytes.
+	maxInput int64
 	// paths are the files and directories to render; none: stdin.
 	paths []string
 }
@@ -101,6 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	flags.StringVar(&opts.configFile, "config", "", "function config file (a ConfigMap or a JobSetFlux) for standalone mode")
 	flags.StringVar(&opts.seedFile, "key-seed-file", "", "file holding the secret seed for reproducible CURVE keys (overrides "+transform.SeedFileEnv+")")
 	flags.BoolVar(&opts.verbose, "v", false, "also print info results (fields set on your behalf) on stderr")
+	maxInput := flags.String("max-input", "", "bytes read at most from stdin and from each input file, e.g. 512Mi (default 256Mi, or "+MaxInputEnv+")")
 	flags.Usage = func() {
 		fmt.Fprintf(stderr, "Usage:\n  jobset-flux                           run as a KRM function (ResourceList on stdin)\n  jobset-flux [flags] [FILE|DIR ...]    render plain YAML files (stdin when none)\n  jobset-flux keygen [flags]            write a CURVE certificate or Secret\n  jobset-flux version\n\nFlags:\n")
 		flags.PrintDefaults()
@@ -112,6 +127,12 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 		return opts, exitUsage
 	}
 	opts.paths = flags.Args()
+	limit, err := inputLimit(*maxInput)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+		return opts, exitUsage
+	}
+	opts.maxInput = limit
 	return opts, -1
 }
 
@@ -124,44 +145,156 @@ func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr i
 		fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", resourcelist.OneLine(resourcelist.Clip(err.Error(), resourcelist.MaxLine)))
 		return exitFailed
 	}
+	inherited := len(rl.Results)
 	ok, procErr := proc.Process(rl)
 	resourcelist.Sort(rl.Items)
-	out, err := resourcelist.Encode(rl)
+	// Write releases each item once it is encoded, and writes the pieces
+	// without joining them: memory follows the largest of the trees and
+	// the output, not their sum plus a copy (docs/performance.md).
+	out := bufio.NewWriterSize(stdout, 1<<16)
+	err = resourcelist.Write(out, rl)
+	if err == nil {
+		err = out.Flush()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
 		return exitProblem
 	}
-	if _, err := stdout.Write(out); err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: writing stdout: %v\n", err)
-		return exitProblem
-	}
-	return reportOutcome(stderr, rl.Results, verbose, ok, procErr)
+	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, procErr)
 }
 
 // reportOutcome prints the results and returns the exit code a run of
 // Process ends with: a problem of the function's own, failed checks, or
-// success.
-func reportOutcome(stderr io.Writer, results fn.Results, verbose, ok bool, procErr error) int {
-	resourcelist.PrintResults(stderr, results, verbose)
+// success. The first inherited results were in the input (an earlier
+// function's): they are printed apart, so that they do not pass for this
+// function's, and an error among them fails the run as the function's
+// own would. The output list keeps them, and a pipeline that goes on past
+// a failed function (a shell pipe without pipefail) must not end in
+// success because the last function had nothing to add.
+func reportOutcome(stderr io.Writer, results fn.Results, inherited int, verbose, ok bool, procErr error) int {
+	earlier := results[:inherited]
+	if shown := visible(earlier, verbose); shown > 0 {
+		fmt.Fprintf(stderr, "jobset-flux: the input already holds %d result(s) of an earlier function (kept in the output):\n", shown)
+		resourcelist.PrintResults(stderr, earlier, verbose)
+		fmt.Fprintf(stderr, "jobset-flux: this function's results:\n")
+	}
+	resourcelist.PrintResults(stderr, results[inherited:], verbose)
 	switch {
 	case procErr != nil:
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", procErr)
 		return exitProblem
 	case !ok:
 		return exitFailed
+	case earlier.ExitCode() != 0:
+		fmt.Fprintf(stderr, "jobset-flux: exit 1: the input already holds an error result (above), which an earlier function reported; fix what it says and render again\n")
+		return exitFailed
 	}
 	return exitOK
 }
 
-// runStandalone renders plain YAML files (or stdin, when there are no
-// paths) and prints the result in input order, generated objects last.
-func runStandalone(proc *transform.Processor, opts options, stdin []byte, stdout, stderr io.Writer) int {
-	rl, code := readStandalone(opts, stdin, stderr)
+// visible is how many of results PrintResults shows.
+func visible(results fn.Results, verbose bool) int {
+	n := 0
+	for _, r := range results {
+		if verbose || r.Severity != fn.Info {
+			n++
+		}
+	}
+	return n
+}
+
+// runFiles renders the files given. A ResourceList file is answered as
+// that list on stdin would be (a file must not lose its functionConfig
+// and results); it must then be the only input, since a list cannot be
+// merged with plain objects without choosing whose config wins.
+func runFiles(proc *transform.Processor, opts options, stdout, stderr io.Writer) int {
+	files, code := inputFiles(opts, stderr)
 	if code != exitOK {
 		return code
 	}
+	lists, size := 0, 0
+	for _, f := range files {
+		size += len(f.data)
+		if resourcelist.IsResourceList(f.data) {
+			lists++
+		}
+	}
+	tuneGC(size)
+	switch {
+	case lists == 1 && len(files) == 1:
+		return runList(proc, opts, "in "+files[0].name, files[0].data, stdout, stderr)
+	case lists > 0:
+		for _, f := range files {
+			if resourcelist.IsResourceList(f.data) {
+				fmt.Fprintf(stderr, "jobset-flux: %s is a ResourceList (kind: ResourceList); give it alone (as the only file, or on stdin), not with other inputs\n", f.name)
+				break
+			}
+		}
+		return exitUsage
+	}
+	rl, code := standaloneList(opts, stderr)
+	if code != exitOK {
+		return code
+	}
+	for _, f := range files {
+		items, err := resourcelist.Objects(f.name, f.data)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+			return exitFailed
+		}
+		rl.Items = append(rl.Items, items...)
+	}
+	return renderStandalone(proc, rl, opts.verbose, stdout, stderr)
+}
+
+// inputFile is one file given on the command line, read.
+type inputFile struct {
+	name string
+	data []byte
+}
+
+// inputFiles reads every file the paths name (a directory's *.yaml and
+// *.yml); a file that cannot be read is a usage error.
+func inputFiles(opts options, stderr io.Writer) ([]inputFile, int) {
+	var out []inputFile
+	for _, p := range opts.paths {
+		files, err := resourcelist.YAMLFiles(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+			return nil, exitUsage
+		}
+		for _, f := range files {
+			data, err := resourcelist.ReadFileHint(f, opts.maxInput, maxInputHint)
+			if err != nil {
+				fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+				return nil, exitUsage
+			}
+			out = append(out, inputFile{f, data})
+		}
+	}
+	return out, exitOK
+}
+
+// runStandalone renders plain YAML read from stdin.
+func runStandalone(proc *transform.Processor, opts options, stdin []byte, stdout, stderr io.Writer) int {
+	rl, code := standaloneList(opts, stderr)
+	if code != exitOK {
+		return code
+	}
+	items, err := resourcelist.Objects("<stdin>", stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+		return exitFailed
+	}
+	rl.Items = items
+	return renderStandalone(proc, rl, opts.verbose, stdout, stderr)
+}
+
+// renderStandalone processes a standalone list and prints the result in
+// input order, generated objects last.
+func renderStandalone(proc *transform.Processor, rl *fn.ResourceList, verbose bool, stdout, stderr io.Writer) int {
 	ok, err := proc.Process(rl)
-	if code := reportOutcome(stderr, rl.Results, opts.verbose, ok, err); code != exitOK {
+	if code := reportOutcome(stderr, rl.Results, 0, verbose, ok, err); code != exitOK {
 		return code
 	}
 	for i, item := range rl.Items {
@@ -176,10 +309,9 @@ func runStandalone(proc *transform.Processor, opts options, stdin []byte, stdout
 	return exitOK
 }
 
-// readStandalone builds the ResourceList of a standalone render: a file
-// that cannot be read is a usage error, one that is not YAML a failed
-// input.
-func readStandalone(opts options, stdin []byte, stderr io.Writer) (*fn.ResourceList, int) {
+// standaloneList is the empty list of a standalone render, with the
+// --config file as its functionConfig.
+func standaloneList(opts options, stderr io.Writer) (*fn.ResourceList, int) {
 	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject()}
 	if opts.configFile != "" {
 		config, err := readConfig(opts.configFile)
@@ -188,34 +320,6 @@ func readStandalone(opts options, stdin []byte, stderr io.Writer) (*fn.ResourceL
 			return nil, exitUsage
 		}
 		rl.FunctionConfig = config
-	}
-	if len(opts.paths) == 0 {
-		items, err := resourcelist.Objects("<stdin>", stdin)
-		if err != nil {
-			fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
-			return nil, exitFailed
-		}
-		rl.Items = items
-	}
-	for _, p := range opts.paths {
-		files, err := resourcelist.YAMLFiles(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
-			return nil, exitUsage
-		}
-		for _, f := range files {
-			data, err := resourcelist.ReadFile(f, maxInputFile)
-			if err != nil {
-				fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
-				return nil, exitUsage
-			}
-			items, err := resourcelist.Objects(f, data)
-			if err != nil {
-				fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
-				return nil, exitFailed
-			}
-			rl.Items = append(rl.Items, items...)
-		}
 	}
 	return rl, exitOK
 }
@@ -241,7 +345,6 @@ func readConfig(name string) (*fn.KubeObject, error) {
 const (
 	maxSeedFile   = 4 << 10
 	maxConfigFile = 1 << 20
-	maxInputFile  = 256 << 20
 )
 
 // loadSeed reads the key seed from --key-seed-file, JOBSET_FLUX_KEY_SEED_FILE

@@ -71,6 +71,10 @@ const (
 	ManagedByLabel    = "app.kubernetes.io/managed-by"
 	ManagedByValue    = "jobset-flux"
 	JobSetLabel       = "flux-framework.org/jobset"
+	// DigestAnnotation is recorded on every generated ConfigMap and
+	// Secret: the digest of the object as the function wrote it. Only an
+	// object whose digest still matches is ever removed.
+	DigestAnnotation = "jobset-flux.flux-framework.org/digest"
 )
 
 // ReservedVolumes are the volume names the function owns in a pod template.

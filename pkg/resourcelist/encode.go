@@ -20,7 +20,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // header is what ToYAML writes before the first field of every list.
@@ -66,6 +68,9 @@ func Encode(rl *fn.ResourceList) ([]byte, error) {
 	for range min(runtime.GOMAXPROCS(0), len(rl.Items)) {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(rl.Items); i = int(next.Add(1)) - 1 {
+				// An item's nodes are its own (Parse copied the aliases
+				// across items), so this edit stays in its goroutine.
+				yamltree.SafeBlockStyles(nodeOf(rl.Items[i]))
 				pieces[i], errs[i] = piece(&fn.ResourceList{Items: fn.KubeObjects{rl.Items[i]}, FunctionConfig: fn.NewEmptyKubeObject()})
 				if i > 0 && errs[i] == nil {
 					pieces[i] = pieces[i][len(itemsKey):]
@@ -80,6 +85,7 @@ func Encode(rl *fn.ResourceList) ([]byte, error) {
 		}
 	}
 	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
+		yamltree.SafeBlockStyles(nodeOf(rl.FunctionConfig))
 		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
 		if err != nil {
 			return nil, fmt.Errorf("functionConfig: %w", err)
@@ -87,7 +93,7 @@ func Encode(rl *fn.ResourceList) ([]byte, error) {
 		pieces = append(pieces, b)
 	}
 	if len(rl.Results) > 0 {
-		b, err := piece(&fn.ResourceList{Results: rl.Results, FunctionConfig: fn.NewEmptyKubeObject()})
+		b, err := resultsPiece(rl.Results)
 		if err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
@@ -117,4 +123,38 @@ func piece(rl *fn.ResourceList) ([]byte, error) {
 		return nil, fmt.Errorf("the SDK wrote a ResourceList that does not start with %q", header)
 	}
 	return rest, nil
+}
+
+// nodeOf returns the YAML node of obj itself, to be edited in place: the
+// SDK only hands it out by moving it, so it is moved back.
+func nodeOf(obj *fn.KubeObject) *yaml.Node {
+	n := obj.MoveToResourceNode().YNode()
+	*obj = *fn.MoveToKubeObject(yaml.NewRNode(n))
+	return n
+}
+
+// resultsPiece encodes results as piece does, but for strings that
+// yaml.v3 would write as a literal block no reader accepts (a message or
+// value with a line break whose first line starts with a tab,
+// yamltree.SafeBlockStyles): the SDK converts results to nodes through
+// that text, and failed on it, so the function could write nothing. Such
+// strings are swapped for placeholders, the list is encoded, and the
+// strings go back, double-quoted, into the nodes of that text.
+func resultsPiece(results fn.Results) ([]byte, error) {
+	p := newPlaceholders(results)
+	swapped := make(fn.Results, len(results))
+	for i, r := range results {
+		swapped[i] = p.result(r)
+	}
+	b, err := piece(&fn.ResourceList{Results: swapped, FunctionConfig: fn.NewEmptyKubeObject()})
+	if err != nil || len(p.originals) == 0 {
+		return b, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("reading back the results the SDK wrote: %w", err)
+	}
+	p.restore(&doc)
+	yamltree.SafeBlockStyles(&doc)
+	return yaml.Marshal(&doc)
 }

@@ -2,6 +2,7 @@ package resourcelist
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -58,6 +59,27 @@ func Objects(name string, data []byte) (fn.KubeObjects, error) {
 // memory runs out, and a FIFO with no writer would block forever (it is
 // opened without blocking, and refused once fstat shows what it is).
 func ReadFile(name string, limit int64) ([]byte, error) {
+	return ReadFileHint(name, limit, "")
+}
+
+// ErrTooLarge is wrapped by the errors of ReadFileHint and ReadLimited
+// for an input over the limit.
+var ErrTooLarge = errors.New("input over the size limit")
+
+// tooLarge is the error for an input over the limit: its message says how
+// large the input is and how to raise the limit; it wraps ErrTooLarge.
+type tooLarge struct{ msg string }
+
+func (e *tooLarge) Error() string { return e.msg }
+func (e *tooLarge) Unwrap() error { return ErrTooLarge }
+
+func overLimit(format string, args ...any) error {
+	return &tooLarge{fmt.Sprintf(format, args...)}
+}
+
+// ReadFileHint is ReadFile whose error for a file over the limit ends with
+// hint (how to raise the limit), when not empty.
+func ReadFileHint(name string, limit int64, hint string) ([]byte, error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -71,18 +93,69 @@ func ReadFile(name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a regular file (it is a %s); give the path of a file", name, fileType(info.Mode()))
 	}
 	if info.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes; at most %d are read", name, info.Size(), limit)
+		return nil, overLimit("%s is %d bytes; at most %d are read%s", name, info.Size(), limit, hintSuffix(hint))
 	}
-	// The size can change between fstat and read: read one byte more than
-	// allowed to tell.
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// The size can change between fstat and read: ReadLimited reads one
+	// byte more than allowed to tell.
+	return ReadLimited(f, name, limit, hint)
+}
+
+// ReadLimited reads r to its end, or fails once it has given more than
+// limit bytes: stdin has no size to check first, and a producer that
+// never stops must not make the function hold all it writes. When r is a
+// regular file (stdin redirected from one), its size decides at once,
+// before anything is read, and sizes the buffer. Otherwise the buffer
+// doubles up to limit+1 bytes and no further, so refusing an endless
+// input costs at most about one and a half times the limit.
+func ReadLimited(r io.Reader, name string, limit int64, hint string) ([]byte, error) {
+	size := int64(64 << 10)
+	if f, ok := r.(*os.File); ok {
+		if rest, known := remaining(f); known {
+			if rest > limit {
+				return nil, overLimit("%s is %d bytes; at most %d are read%s", name, rest, limit, hintSuffix(hint))
+			}
+			size = rest + 1 // one more, to see the end (or growth since)
+		}
+	}
+	buf := make([]byte, 0, min(size, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, overLimit("%s is more than %d bytes; at most %d are read%s", name, limit, limit, hintSuffix(hint))
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf))+1, limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+}
+
+// remaining is how many bytes a regular file holds from its offset on.
+func remaining(f *os.File) (int64, bool) {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return 0, false
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+		return 0, false
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is more than %d bytes; at most %d are read", name, limit, limit)
+	return max(info.Size()-off, 0), true
+}
+
+func hintSuffix(hint string) string {
+	if hint == "" {
+		return ""
 	}
-	return data, nil
+	return "; " + hint
 }
 
 func fileType(m os.FileMode) string {

@@ -50,8 +50,8 @@ func parseBrokerAttributes(raw string) ([]string, error) {
 		if !brokerAttrValue().MatchString(value) {
 			return nil, fmt.Errorf("the value of %s may only contain letters, digits and _ . / : , + @ = - (at most 256)", finding.Quote(w))
 		}
-		if why, computed := ComputedBrokerAttributes[name]; computed {
-			return nil, fmt.Errorf("attribute %s is set by jobset-flux (%s); remove it", name, why)
+		if err := checkBrokerAttribute(name); err != nil {
+			return nil, err
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("sets %s twice", name)

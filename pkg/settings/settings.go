@@ -172,6 +172,20 @@ func (s *Settings) Apply(layer Layer) finding.List {
 			// Checked all the same, so that every bad value is reported.
 			target = &Settings{}
 		}
+		if raw.Value == "" && d.Default == "" && d.value.clear != nil {
+			// An empty value puts a setting that has no default back to
+			// none (or derived), over what a lower layer set: a JobSet
+			// must be able to opt out of a site-wide value, such as the
+			// function config's run-options, which a launcher JobSet
+			// cannot have. The setting is at its default, so it has no
+			// origin to report, but the layer is kept: a lower one applied
+			// later (the environment) does not bring the value back.
+			d.value.clear(target)
+			if target == s {
+				s.origins[name] = origin{kind: layer.Kind}
+			}
+			continue
+		}
 		if err := d.value.parse(target, raw.Value); err != nil {
 			from := ""
 			if layer.Kind != FromConfig {

@@ -92,7 +92,7 @@ func TestCheck(t *testing.T) {
 			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "1": `"true" or "false"`, "": `"true" or "false"`, "true ": `"true" or "false"`},
 		},
 		"broker-attributes": {
-			good: []string{"", "broker.quorum=2", "log-filename=/tmp/x.log broker.quorum=1", "cron.directory=/etc/cron", "x.y="},
+			good: []string{"", "broker.quorum=2", "log-filename=/tmp/x.log broker.quorum=1", "cron.directory=/etc/cron", "log-filename="},
 			bad: map[string]string{
 				"rundir=/tmp":              "set by jobset-flux",
 				"statedir=/x":              "set by jobset-flux",
@@ -108,7 +108,7 @@ func TestCheck(t *testing.T) {
 				"Broker.quorum=2":          "name=value",
 				"a=$(id)":                  "may only contain",
 				"a=1\nb=2":                 "may only contain",
-				"a=1 a=2":                  "twice",
+				"log-level=1 log-level=2":  "twice",
 				strings.Repeat("a=1 ", 65): "at most 64",
 			},
 		},

@@ -71,6 +71,9 @@ type value struct {
 	// renders never check most settings, and every render needs the
 	// defaults.
 	set func(s *Settings, raw string)
+	// clear stores "none" (or "derived") in a setting that has no
+	// default: what an empty value means (Apply).
+	clear func(s *Settings)
 	// enum and lo..hi (when bounded) are the values parse accepts, for
 	// the schema test.
 	enum    []string
@@ -142,7 +145,7 @@ var table = []Setting{
 		Doc:   "extra `flux run` options, e.g. `-o pmi=pmix` for OpenMPI 5",
 		value: list(func(s *Settings) *[]string { return &s.RunOptions }, parseRunOptions)},
 	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
-		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`)",
+		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
 		value: list(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
 	{Name: "broker-config", Field: "brokerConfig", Type: String,
 		Doc: "extra broker TOML (tables only), merged into `broker.toml`, e.g. `[resource]` `exclude = \"0\"`; an error on keys jobset-flux writes (`[bootstrap]`, `resource.config`/`path`/`noverify`, `sched-fluxion-qmanager.queue-policy`, `access.allow-root-owner`, `tbon.topo`/`connect_timeout`)",
@@ -153,7 +156,7 @@ var table = []Setting{
 			}
 			s.BrokerConfig = doc
 			return nil
-		}}},
+		}, clear: func(s *Settings) { s.BrokerConfig = nil }}},
 	{Name: "log-level", Field: "logLevel", Type: Integer,
 		DefaultDoc: "Flux's",
 		Doc:        "the brokers' `log-stderr-level`, 0-7",
@@ -195,7 +198,8 @@ func text(field func(*Settings) *string, check func(string) error) value {
 			*field(s) = raw
 			return nil
 		},
-		set: func(s *Settings, raw string) { *field(s) = raw },
+		set:   func(s *Settings, raw string) { *field(s) = raw },
+		clear: func(s *Settings) { *field(s) = "" },
 	}
 }
 
@@ -218,6 +222,7 @@ func number(field func(*Settings) *int, lo, hi int) value {
 			return nil
 		},
 		set:     func(s *Settings, raw string) { *field(s), _ = strconv.Atoi(raw) },
+		clear:   func(s *Settings) { *field(s) = 0 },
 		lo:      lo,
 		hi:      hi,
 		bounded: true,
@@ -236,6 +241,7 @@ func optionalNumber(field func(*Settings) **int, lo, hi int) value {
 			*field(s) = &n
 			return nil
 		},
+		clear:   func(s *Settings) { *field(s) = nil },
 		lo:      lo,
 		hi:      hi,
 		bounded: true,
@@ -266,7 +272,7 @@ func optionalFlag(field func(*Settings) **bool) value {
 		}
 		*field(s) = &b
 		return nil
-	}}
+	}, clear: func(s *Settings) { *field(s) = nil }}
 }
 
 // list is words or names, split and checked by parse.
@@ -278,7 +284,7 @@ func list(field func(*Settings) *[]string, parse func(string) ([]string, error))
 		}
 		*field(s) = items
 		return nil
-	}}
+	}, clear: func(s *Settings) { *field(s) = nil }}
 }
 
 func parseBool(raw string) (bool, error) {

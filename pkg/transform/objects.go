@@ -2,8 +2,6 @@ package transform
 
 import (
 	"encoding/base64"
-	"path"
-	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -32,7 +30,7 @@ func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]stri
 	annotations := yamltree.Map()
 	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
 		if jsPath, ok := jobsetAnnotations[key]; ok {
-			yamltree.Set(annotations, key, yamltree.String(path.Join(path.Dir(jsPath), strings.ToLower(kind)+"_"+name+".yaml")), "")
+			yamltree.Set(annotations, key, yamltree.String(objectFile(jsPath, kind, name)), "")
 		}
 	}
 	if len(annotations.Content) > 0 {
@@ -51,7 +49,7 @@ func configMap(p *plan.Plan, files fluxfiles.Files, jobsetAnnotations map[string
 			continue // no setup.sh without the setup setting, no init.sh without a view
 		}
 		v := yamltree.String(content)
-		v.Style = yaml.LiteralStyle
+		v.Style = yaml.LiteralStyle // unless it cannot be one: see object
 		yamltree.Set(data, key, v, "")
 	}
 	return object("ConfigMap", metadata(p, p.ConfigMapName, "ConfigMap", jobsetAnnotations), yamltree.KV("data", data))
@@ -67,7 +65,9 @@ func secret(p *plan.Plan, cert []byte, jobsetAnnotations map[string]string) *fn.
 }
 
 // object is a core (v1) object of kind with metadata and the fields that
-// follow it, quoted as YAML 1.1 readers need.
+// follow it, quoted as YAML 1.1 readers need. The ConfigMap's files are
+// literal blocks, but for a text no block can hold (a setup script whose
+// first line starts with a tab), which is double-quoted.
 func object(kind string, metadata *yaml.Node, fields ...yamltree.Pair) *fn.KubeObject {
 	n := yamltree.Map(append([]yamltree.Pair{
 		yamltree.KV("apiVersion", yamltree.String("v1")),
@@ -75,5 +75,6 @@ func object(kind string, metadata *yaml.Node, fields ...yamltree.Pair) *fn.KubeO
 		yamltree.KV("metadata", metadata),
 	}, fields...)...)
 	yamltree.QuoteAmbiguous(n)
+	yamltree.SafeBlockStyles(n)
 	return fn.MoveToKubeObject(yaml.NewRNode(n))
 }

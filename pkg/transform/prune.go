@@ -14,10 +14,16 @@ import (
 // for JobSets that are no longer in the input, or no longer annotated for
 // Flux. kpt writes generated objects into the package, so without this a
 // renamed or removed JobSet would leave its old files behind for good.
-// Only an object with the exact name, labels and (for a Secret) data the
-// function writes is removed: a Secret the user made and labelled alike
-// but holding anything else stays.
-func pruneOrphans(items fn.KubeObjects, reports *[]report) fn.KubeObjects {
+//
+// An object is removed only when the function can prove it wrote that
+// exact object and that nothing still needs it: it carries the digest the
+// function recorded when it wrote it (plan.DigestAnnotation) and the
+// digest still matches the object (stampDigest, digestOf), and nothing in
+// the output or the function config names it (findReferences). Every
+// other object labelled as generated for a JobSet that is gone stays, with
+// a warning that says why; among them the objects earlier versions wrote,
+// which carry no digest: nothing tells them from a user's lookalike.
+func pruneOrphans(items fn.KubeObjects, config *fn.KubeObject, reports *[]report) fn.KubeObjects {
 	owners := map[string]bool{}
 	for _, item := range items {
 		value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
@@ -25,21 +31,60 @@ func pruneOrphans(items fn.KubeObjects, reports *[]report) fn.KubeObjects {
 			owners[item.GetNamespace()+"/"+item.GetName()] = true
 		}
 	}
+	var orphans, proven []*fn.KubeObject
+	for _, item := range items {
+		if owner, generated := generatedFor(item); generated && !owners[item.GetNamespace()+"/"+owner] {
+			orphans = append(orphans, item)
+			if recorded, matches := digestMatches(item); recorded && matches {
+				proven = append(proven, item)
+			}
+		}
+	}
+	if len(orphans) == 0 {
+		return items
+	}
+	refs := findReferences(items, config, proven)
+	removed := map[*fn.KubeObject]bool{}
+	for _, item := range orphans {
+		found := pruneVerdict(item, refs)
+		removed[item] = found[0].Severity == finding.Info
+		*reports = append(*reports, report{item, found})
+	}
 	kept := items[:0]
 	for _, item := range items {
-		owner, generated := generatedFor(item)
-		if !generated || owners[item.GetNamespace()+"/"+owner] {
+		if !removed[item] {
 			kept = append(kept, item)
-			continue
 		}
-		*reports = append(*reports, report{item, finding.List{{Severity: finding.Info,
-			Message: fmt.Sprintf("removed: jobset-flux generated this %s for JobSet %q, which is no longer in the input or no longer has %s: \"true\"", item.GetKind(), owner, settings.EnabledAnnotation)}}})
 	}
 	return kept
 }
 
-// generatedFor returns the JobSet a ConfigMap or Secret was generated for,
-// when it has exactly the shape the function gives it.
+// pruneVerdict says what becomes of an orphan: an info when it is
+// removed, else a warning that says why it stays.
+func pruneVerdict(item *fn.KubeObject, refs map[*fn.KubeObject]reference) finding.List {
+	owner, _ := generatedFor(item)
+	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", item.GetKind(), finding.Quote(owner), settings.EnabledAnnotation)
+	labelled := fmt.Sprintf("kept: it is labelled %s=%s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", plan.ManagedByLabel, plan.ManagedByValue, finding.Quote(owner), settings.EnabledAnnotation)
+	digestPath := "metadata.annotations[" + plan.DigestAnnotation + "]"
+	var found finding.List
+	recorded, matches := digestMatches(item)
+	ref, referenced := refs[item]
+	switch {
+	case !recorded:
+		found.Warnf(digestPath, "%s, but it has no %s annotation, so nothing proves that jobset-flux wrote it (a user or another tool did, or a jobset-flux older than the digest); delete it yourself if nothing needs it", labelled, plan.DigestAnnotation)
+	case !matches:
+		found.Warnf(digestPath, "%s, but it is no longer what jobset-flux wrote: a value, label, annotation or field was changed or added since (its %s annotation does not match it); delete it yourself if nothing needs it", labelled, plan.DigestAnnotation)
+	case referenced:
+		found.Warnf("", "kept: %s, but %s still refers to it at %s; it is removed by the first render after nothing refers to it", orphan, ref.describe(), shorten(ref.path))
+	default:
+		found.Infof("", "removed: %s", orphan)
+	}
+	return found
+}
+
+// generatedFor returns the JobSet a ConfigMap or Secret is labelled as
+// generated for. The labels only make it a candidate: a user can write
+// them too, so pruneOrphans decides by the digest.
 func generatedFor(item *fn.KubeObject) (string, bool) {
 	labels := item.GetLabels()
 	owner := labels[plan.JobSetLabel]
@@ -47,13 +92,8 @@ func generatedFor(item *fn.KubeObject) (string, bool) {
 		return "", false
 	}
 	switch item.GetKind() {
-	case "ConfigMap":
-		return owner, item.GetName() == owner+plan.ConfigMapSuffix
-	case "Secret":
-		data, found, err := item.NestedStringMap("data")
-		_, hasStringData, _ := item.NestedStringMap("stringData")
-		_, hasCert := data[plan.CertKey]
-		return owner, item.GetName() == owner+plan.SecretSuffix && found && err == nil && len(data) == 1 && hasCert && !hasStringData
+	case "ConfigMap", "Secret":
+		return owner, true
 	}
 	return "", false
 }

@@ -1,11 +1,16 @@
 package transform
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -13,58 +18,142 @@ import (
 func podSpecOf(rj *yaml.Node) *yaml.Node { return jobset.PodSpec(jobset.JobSpec(rj)) }
 
 // stripRendering removes, from every pod template of a JobSet, what an
-// earlier run of the function added, before the JobSet is read. What the
-// function added is recognised by its whole shape, not by its name: a
-// pod counts as rendered only when it holds the flux-installer init
-// container exactly as installer writes it (any image) or, rendered for an
-// image with its own Flux, all of that mode's volumes exactly as
-// fluxVolumes writes them. Then only volumes and mounts exactly as addFlux
-// writes them (any ConfigMap or Secret name, shm size) are removed, and
-// the entrypoint only from the commands of containers that had such
-// mounts. A user's own flux-config
-// volume or flux-installer container stays, and is reported by the checks
-// that follow as a name the function needs.
-func stripRendering(root *yaml.Node) {
+// earlier run of the function added, before the JobSet is read, and only
+// that. What the function added is recognised by its whole shape, not by
+// its name: a pod counts as rendered only when it holds the
+// flux-installer init container exactly as installer writes it (any
+// image) or, rendered for an image with its own Flux, all of that mode's
+// volumes exactly as fluxVolumes writes them. Then the volumes exactly as
+// addFlux writes them (any ConfigMap or Secret name, shm size) are
+// removed, and the mounts and the entrypoint only from the one container
+// the function wrapped (wrappedContainer): a sidecar or another container
+// that mounts the function's volumes itself keeps its mounts. A user's own
+// flux-config volume or flux-installer container stays, and is reported
+// by the checks that follow as a name the function needs.
+//
+// A list that ends up empty stays in its place, as an empty list, so that
+// the render puts its items back where they were; dropEmptied removes the
+// ones the render did not fill again. It reports whether any pod held a
+// rendering.
+func stripRendering(root *yaml.Node) bool {
 	rjs, ok := jobset.ReplicatedJobNodes(root)
 	if !ok {
-		return
+		return false
 	}
 	patterns := renderingPatterns()
+	stripped := false
+	for _, rj := range rjs {
+		if pod := podSpecOf(rj); pod != nil && stripPod(pod, patterns) {
+			stripped = true
+		}
+	}
+	return stripped
+}
+
+// stripPod removes one pod template's rendering, when it holds one, and
+// reports whether it did.
+func stripPod(pod *yaml.Node, pt patterns) bool {
+	mounts := pt.mounts
+	if removeMatching(pod, jobset.InitContainersKey, pt.installer) == 0 {
+		if !holdsAll(pod, jobset.VolumesKey, pt.imageFluxVolumes) {
+			return false
+		}
+		mounts = pt.imageFluxMounts
+	}
+	if holdsAny(pod, jobset.VolumesKey, pt.shmVolumes) {
+		mounts = append(mounts[:len(mounts):len(mounts)], pt.shmMount)
+	}
+	removeMatching(pod, jobset.VolumesKey, pt.volumes)
+	if c := wrappedContainer(pod, mounts); c != nil {
+		removeMatching(c, jobset.VolumeMountsKey, mounts)
+		unwrapCommand(c)
+	}
+	return true
+}
+
+// unrender removes the rendering from a JobSet that an earlier run
+// rendered and that is now disabled (flux-framework.org/enabled: "false"),
+// whose generated ConfigMap and Secret the pruning removes: its pods would
+// otherwise mount objects that no longer exist and run the entrypoint of
+// a broker that has no config. It returns the JobSet, and whether it held
+// a rendering; a JobSet with aliases or with a key written twice (an
+// error) is left as it is.
+func unrender(item *fn.KubeObject) (*fn.KubeObject, bool) {
+	if item.GetKind() != jobset.Kind || item.GetAPIVersion() != jobset.APIVersion || item.IsLocalConfig() ||
+		item.GetAnnotation(settings.EnabledAnnotation) != "false" || len(duplicateKeys(nodeOf(item))) > 0 {
+		return item, false
+	}
+	rn := item.CopyToResourceNode()
+	if yamltree.HasAlias(rn.YNode()) || !stripRendering(rn.YNode()) {
+		return item, false
+	}
+	dropEmptied(rn.YNode())
+	return fn.MoveToKubeObject(rn), true
+}
+
+// wrappedContainer returns the container the function wrapped: the first
+// whose command starts with the entrypoint and that holds every mount the
+// function adds to the container it wraps (mounts). The function wraps one
+// container per pod; a container that only mounts some of the function's
+// volumes (a sidecar reading the config) is the user's.
+func wrappedContainer(pod *yaml.Node, mounts []*yaml.Node) *yaml.Node {
+	containers := yamltree.Get(pod, jobset.ContainersKey)
+	if containers == nil || containers.Kind != yaml.SequenceNode {
+		return nil
+	}
+	for _, c := range containers.Content {
+		cmd := yamltree.Get(c, jobset.CommandKey)
+		if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 || cmd.Content[0].Value != plan.EntrypointPath {
+			continue
+		}
+		if holdsAll(c, jobset.VolumeMountsKey, mounts) {
+			return c
+		}
+	}
+	return nil
+}
+
+// dropEmptied removes, from every pod template of a JobSet, the lists that
+// stripRendering emptied and the render did not fill again (the
+// replicatedJob or the container is no longer wrapped): an empty list in
+// block style, which no YAML text can hold (an empty list is written [],
+// in flow style), so none of them is the user's.
+func dropEmptied(root *yaml.Node) {
+	rjs, _ := jobset.ReplicatedJobNodes(root)
 	for _, rj := range rjs {
 		pod := podSpecOf(rj)
 		if pod == nil {
 			continue
 		}
-		if removeMatching(pod, jobset.InitContainersKey, patterns.installer) == 0 && !holdsAll(pod, jobset.VolumesKey, patterns.imageFluxVolumes) {
-			continue
-		}
-		removeMatching(pod, jobset.VolumesKey, patterns.volumes)
-		containers := yamltree.Get(pod, jobset.ContainersKey)
-		if containers == nil || containers.Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, c := range containers.Content {
-			if removeMatching(c, jobset.VolumeMountsKey, patterns.mounts) > 0 {
-				unwrapCommand(c)
+		dropEmptyBlockLists(pod, jobset.InitContainersKey, jobset.VolumesKey)
+		if containers := yamltree.Get(pod, jobset.ContainersKey); containers != nil && containers.Kind == yaml.SequenceNode {
+			for _, c := range containers.Content {
+				dropEmptyBlockLists(c, jobset.VolumeMountsKey, jobset.CommandKey)
 			}
 		}
 	}
 }
 
+// dropEmptyBlockLists removes each of keys from the map m whose value is
+// an empty list in block style.
+func dropEmptyBlockLists(m *yaml.Node, keys ...string) {
+	for _, k := range keys {
+		if v, ok := yamltree.Lookup(m, k); ok && v.Kind == yaml.SequenceNode && len(v.Content) == 0 && v.Style&yaml.FlowStyle == 0 {
+			removeKey(m, k)
+		}
+	}
+}
+
 // unwrapCommand removes the entrypoint from the front of a container's
-// command, and the command when the function added it.
+// command. A command the function added is left as an empty list, in
+// block style, for the render to fill again or dropEmptied to remove.
 func unwrapCommand(c *yaml.Node) {
 	cmd := yamltree.Get(c, jobset.CommandKey)
 	if cmd == nil || cmd.Kind != yaml.SequenceNode || len(cmd.Content) == 0 || cmd.Content[0].Value != plan.EntrypointPath {
 		return
 	}
+	addFootComments(keyNode(c, jobset.CommandKey), takeComments(cmd.Content[0]))
 	cmd.Content = cmd.Content[1:]
-	// The function writes a command it adds in block style; a flow-style
-	// [] was the user's, and is kept so that the next render writes it
-	// the same way again.
-	if len(cmd.Content) == 0 && cmd.Style&yaml.FlowStyle == 0 {
-		yamltree.Remove(c, jobset.CommandKey)
-	}
 }
 
 // anyString, as the value of a pattern's scalar, matches any string: the
@@ -82,7 +171,8 @@ const (
 // has no installer to recognise it by: all of them, in their exact shape,
 // mark it as rendered.
 type patterns struct {
-	installer, volumes, mounts, imageFluxVolumes []*yaml.Node
+	installer, volumes, mounts, imageFluxVolumes, imageFluxMounts, shmVolumes []*yaml.Node
+	shmMount                                                                  *yaml.Node
 }
 
 func renderingPatterns() patterns {
@@ -91,11 +181,14 @@ func renderingPatterns() patterns {
 	inst := installer(p, plan.Group{})
 	yamltree.Set(inst, "securityContext", yamltree.String(anyNode), "")
 	pt.installer = []*yaml.Node{inst}
-	pt.volumes = append(fluxVolumes(p), shmVolume(""), shmVolume(anyString))
-	pt.mounts = append(fluxMounts(p), shmMount())
+	pt.shmVolumes = []*yaml.Node{shmVolume(""), shmVolume(anyString)}
+	pt.volumes = append(fluxVolumes(p), pt.shmVolumes...)
+	pt.mounts = fluxMounts(p)
+	pt.shmMount = shmMount()
 	imageFlux := *p
 	imageFlux.ImageFlux = true
 	pt.imageFluxVolumes = fluxVolumes(&imageFlux)
+	pt.imageFluxMounts = fluxMounts(&imageFlux)
 	return pt
 }
 
@@ -112,6 +205,18 @@ func holdsAll(m *yaml.Node, key string, patterns []*yaml.Node) bool {
 		}
 	}
 	return true
+}
+
+// holdsAny reports whether the list at key has an item matching one of
+// patterns.
+func holdsAny(m *yaml.Node, key string, patterns []*yaml.Node) bool {
+	list := yamltree.Get(m, key)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return false
+	}
+	return slices.ContainsFunc(list.Content, func(item *yaml.Node) bool {
+		return slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(item, p) })
+	})
 }
 
 // matches reports whether n has exactly the shape of pattern: the same
@@ -157,23 +262,103 @@ func mapMatches(n, pattern *yaml.Node) bool {
 }
 
 // removeMatching drops the items of the list at key that match one of
-// patterns, and the list when it ends up empty; it returns how many it
-// dropped.
+// patterns and returns how many it dropped. The list stays, empty if it
+// ends up so (see stripRendering). A user's comment that the YAML reader
+// attached to a dropped item (a comment after the last item of a list,
+// or at the end of the file, is attached to the deepest last node before
+// it, which is often one the function added) is kept, after the list.
 func removeMatching(m *yaml.Node, key string, patterns []*yaml.Node) int {
 	list := yamltree.Get(m, key)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		return 0
 	}
 	kept := list.Content[:0]
+	var comments []string
 	for _, item := range list.Content {
-		if !slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(item, p) }) {
+		if slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(item, p) }) {
+			comments = append(comments, takeComments(item)...)
+		} else {
 			kept = append(kept, item)
 		}
 	}
 	removed := len(list.Content) - len(kept)
 	list.Content = kept
-	if removed > 0 && len(kept) == 0 {
-		yamltree.Remove(m, key)
-	}
+	addFootComments(keyNode(m, key), comments)
 	return removed
+}
+
+// keyNode returns the key node of key in the map m, nil when it has none.
+func keyNode(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i]
+		}
+	}
+	return nil
+}
+
+// takeComments removes the comments under n and returns those the
+// function did not write itself (the octal mode after a defaultMode).
+func takeComments(n *yaml.Node) []string {
+	var out []string
+	for _, c := range []*string{&n.HeadComment, &n.LineComment, &n.FootComment} {
+		if *c != "" && !(c == &n.LineComment && isModeComment(*c)) {
+			out = append(out, *c)
+		}
+		*c = ""
+	}
+	for _, child := range n.Content {
+		out = append(out, takeComments(child)...)
+	}
+	return out
+}
+
+// isModeComment reports whether a line comment is one that octal writes.
+func isModeComment(c string) bool {
+	c = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c), "#"))
+	return c == fmt.Sprintf("%#o", scriptsMode) || c == fmt.Sprintf("%#o", certMode)
+}
+
+// addFootComments appends comments to n's foot comment.
+func addFootComments(n *yaml.Node, comments []string) {
+	if n == nil || len(comments) == 0 {
+		return
+	}
+	if n.FootComment != "" {
+		comments = append([]string{n.FootComment}, comments...)
+	}
+	n.FootComment = strings.Join(comments, "\n")
+}
+
+// removeKey removes key from the map m, keeping the user's comments on
+// the pair: after the pair before it, or before the pair after it.
+func removeKey(m *yaml.Node, key string) {
+	i := slices.IndexFunc(m.Content, func(k *yaml.Node) bool { return k.Value == key })
+	if i < 0 || i%2 != 0 || i+1 >= len(m.Content) {
+		return
+	}
+	comments := append(takeComments(m.Content[i]), takeComments(m.Content[i+1])...)
+	m.Content = append(m.Content[:i], m.Content[i+2:]...)
+	switch {
+	case len(comments) == 0:
+	case i >= 2:
+		addFootComments(m.Content[i-2], comments)
+	case i < len(m.Content):
+		k := m.Content[i]
+		k.HeadComment = strings.Join(append(comments, k.HeadComment), "\n")
+		k.HeadComment = strings.TrimSuffix(k.HeadComment, "\n")
+	default:
+		addFootComments(m, comments)
+	}
+}
+
+// unrenderDisabled is unrender with an info saying what was removed.
+func unrenderDisabled(item *fn.KubeObject, reports *[]report) *fn.KubeObject {
+	out, ok := unrender(item)
+	if ok {
+		var found finding.List
+		found.Infof("metadata.annotations["+settings.EnabledAnnotation+"]", "is \"false\": removed the Flux init container, volumes, mounts and entrypoint that jobset-flux had added")
+		*reports = append(*reports, report{out, found})
+	}
+	return out
 }

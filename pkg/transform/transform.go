@@ -19,6 +19,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -65,8 +66,9 @@ type report struct {
 // Process implements fn.ResourceListProcessor: the function config is
 // resolved once, then each JobSet selected goes down the pipeline
 // (processJobSet), and its outcome replaces it; generated objects whose
-// JobSet is gone are pruned. It returns false when any error result was
-// produced.
+// JobSet is gone are pruned when that is safe (pruneOrphans), and new
+// ones get files of their own (uniquePaths). It returns false when any
+// error result was produced.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	var reports []report
 	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
@@ -81,7 +83,11 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 	index := newIndex(rl.Items)
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
+		// Every item is written back, by Encode or by the standalone
+		// command: a block scalar no reader can read must not be.
+		yamltree.SafeBlockStyles(nodeOf(item))
 		if !selectItem(item, index, &reports) {
+			rl.Items[i] = unrenderDisabled(item, &reports)
 			continue
 		}
 		out := p.processJobSet(item, config, index)
@@ -92,7 +98,8 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 		}
 	}
 	rl.Items = append(rl.Items, added...)
-	rl.Items = pruneOrphans(rl.Items, &reports)
+	rl.Items = pruneOrphans(rl.Items, rl.FunctionConfig, &reports)
+	uniquePaths(rl.Items, added)
 	for _, r := range reports {
 		if r.found.HasErrors() {
 			return false, nil

@@ -53,6 +53,8 @@ type options struct {
 	runsScale      float64
 	keep           bool
 	only           map[string]bool
+	// memJobSets and memConfigMaps are the list sizes of the memory part.
+	memJobSets, memConfigMaps []int
 }
 
 func main() {
@@ -64,12 +66,14 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "random seed of the inputs")
 	flag.Float64Var(&o.runsScale, "runs-scale", 1, "multiply the number of timed runs (at least 1 each); below 1 only to try the harness")
 	flag.BoolVar(&o.keep, "keep", false, "keep the outputs of the last runs in <dir>/out")
-	only := flag.String("only", "startup,mix,jobset", "comma-separated parts to run (startup, mix, jobset); targets of parts not run are not checked")
+	only := flag.String("only", "startup,mix,jobset,memory", "comma-separated parts to run (startup, mix, jobset, memory); targets of parts not run are not checked")
+	memJobSets := flag.String("memory-jobsets", "1000,10000", "sizes of the memory part's lists of Flux JobSets")
+	memConfigMaps := flag.String("memory-configmaps", "10000,50000,200000", "sizes of the memory part's lists of ConfigMaps")
 	flag.Parse()
 	o.only = map[string]bool{}
 	for _, part := range strings.Split(*only, ",") {
 		switch part = strings.TrimSpace(part); part {
-		case "startup", "mix", "jobset":
+		case "startup", "mix", "jobset", "memory":
 			o.only[part] = true
 		default:
 			fmt.Fprintf(os.Stderr, "benchrun: -only: unknown part %q\n", part)
@@ -82,6 +86,16 @@ func main() {
 		os.Exit(2)
 	}
 	slices.Sort(o.sizes)
+	for _, m := range []struct {
+		flag string
+		list *string
+		out  *[]int
+	}{{"-memory-jobsets", memJobSets, &o.memJobSets}, {"-memory-configmaps", memConfigMaps, &o.memConfigMaps}} {
+		if *m.out, err = sizes.Parse(*m.list); err != nil {
+			fmt.Fprintf(os.Stderr, "benchrun: %s: %v\n", m.flag, err)
+			os.Exit(2)
+		}
+	}
 	missed, err := run(o, os.Stdout)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
@@ -202,8 +216,15 @@ func run(o options, w io.Writer) (missed int, err error) {
 		shapes = append(shapes, p)
 	}
 
+	var mem []*memCase
+	if o.only["memory"] {
+		if mem, err = r.memory(); err != nil {
+			return 0, err
+		}
+	}
+
 	t := &targets{w: w}
-	report(w, startup, mixes, shapes, t)
+	report(w, startup, mixes, shapes, mem, t)
 	fmt.Fprintf(w, "\nload average at end %s; benchmark took %s\n", loadavg(), time.Since(start).Round(time.Second))
 	return t.missed, nil
 }
@@ -333,7 +354,7 @@ func (t *targets) check(ok bool, format string, args ...any) {
 	t.lines = append(t.lines, fmt.Sprintf("  %s  %s", verdict, fmt.Sprintf(format, args...)))
 }
 
-func report(w io.Writer, startup *pair, mixes, shapes []*pair, t *targets) {
+func report(w io.Writer, startup *pair, mixes, shapes []*pair, mem []*memCase, t *targets) {
 	var startFloor, startFn time.Duration
 	if startup != nil {
 		startFloor, startFn = startup.floor.wall(), startup.fn.wall()
@@ -353,6 +374,9 @@ func report(w io.Writer, startup *pair, mixes, shapes []*pair, t *targets) {
 	}
 	if len(shapes) > 0 {
 		reportShapes(w, shapes, t)
+	}
+	if len(mem) > 0 {
+		reportMemory(w, mem, t)
 	}
 	fmt.Fprintf(w, "\nTargets\n%s\n", strings.Join(t.lines, "\n"))
 }

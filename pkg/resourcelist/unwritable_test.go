@@ -1,0 +1,93 @@
+package resourcelist
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// Issue 19, class 3: a string whose first line starts with a tab and that
+// holds a line break, anywhere in the list, is written so that it reads
+// back. In an item or the functionConfig (a block scalar the user wrote
+// with an indentation indicator) the SDK wrote it as a literal block
+// without one, which no reader accepts; in a result (the value of a
+// refused annotation, or a result an earlier function left) the SDK
+// failed, and the function wrote nothing and exited 3.
+func TestEncodeUnwritableStrings(t *testing.T) {
+	const tab = "\techo hi\n\tthere"
+	in := []byte(`apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: a}
+  data:
+    literal: |2-
+      	echo hi
+      	there
+    folded: >2-
+      	echo hi
+      	there
+functionConfig:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: f}
+  data:
+    k: |2-
+      	echo hi
+      	there
+`)
+	rl, err := Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl.Results = fn.Results{
+		{Message: tab, Severity: fn.Error, ResourceRef: &fn.ResourceRef{APIVersion: "v1", Kind: "ConfigMap", Name: tab},
+			Field: &fn.Field{Path: tab, CurrentValue: tab, ProposedValue: map[string]any{"k": []any{tab, 1, "jobset-flux-placeholder-0"}}},
+			File:  &fn.File{Path: tab, Index: 2}, Tags: map[string]string{"t": tab}},
+		{Message: "plain", Severity: fn.Info},
+	}
+	out, err := Encode(rl)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatalf("the output does not read back: %v\n%s", err, out)
+	}
+	data := back.Items[0].GetMap("data")
+	for _, k := range []string{"literal", "folded"} {
+		if v, _, _ := data.NestedString(k); v != "\techo hi\n\tthere" {
+			t.Errorf("data.%s reads back as %q", k, v)
+		}
+	}
+	if v, _, _ := back.FunctionConfig.NestedString("data", "k"); v != "\techo hi\n\tthere" {
+		t.Errorf("the functionConfig's value reads back as %q", v)
+	}
+	if !reflect.DeepEqual(back.Results, rl.Results) {
+		t.Errorf("the results read back differently:\n%s", out)
+	}
+	if strings.Contains(string(out), "placeholder-1") {
+		t.Errorf("a placeholder was left in the output:\n%s", out)
+	}
+}
+
+// Results that can be written as the SDK writes them are: the same bytes.
+func TestEncodeResultsAsSDK(t *testing.T) {
+	res := fn.Results{{Message: "a\nb", Severity: fn.Warning, Field: &fn.Field{Path: "x", CurrentValue: " lead\nx"}}}
+	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject(), Results: res}
+	got, err := Encode(rl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := (&fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject(), Results: res}).ToYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

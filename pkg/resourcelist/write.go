@@ -1,0 +1,85 @@
+package resourcelist
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// Write writes rl to w in the bytes Encode returns, with less memory:
+// each item is taken out of rl.Items (the slot set to nil) as soon as it
+// is encoded, so that its tree can be collected while the next ones are
+// encoded, and the pieces are written one by one instead of being joined
+// into one more copy of the whole output. Peak memory is then about the
+// larger of the trees and the output text (a tree takes several times
+// its text), where Encode and one write need the trees, every piece and
+// their concatenation at once. rl.Items holds only nils afterwards.
+//
+// Nothing is written unless every piece was encoded: an error leaves w
+// untouched, as Encode's does.
+func Write(w io.Writer, rl *fn.ResourceList) error {
+	pieces, err := takePieces(rl.Items)
+	if err != nil {
+		return err
+	}
+	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
+		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
+		if err != nil {
+			return fmt.Errorf("functionConfig: %w", err)
+		}
+		pieces = append(pieces, b)
+	}
+	if len(rl.Results) > 0 {
+		b, err := piece(&fn.ResourceList{Results: rl.Results, FunctionConfig: fn.NewEmptyKubeObject()})
+		if err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+		pieces = append(pieces, b)
+	}
+	if _, err := io.WriteString(w, header); err != nil {
+		return err
+	}
+	for i, p := range pieces {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+		pieces[i] = nil
+	}
+	return nil
+}
+
+// takePieces encodes each item as Encode does, on all CPUs, and clears
+// its slot once it is encoded.
+func takePieces(items fn.KubeObjects) ([][]byte, error) {
+	pieces := make([][]byte, len(items), len(items)+2)
+	errs := make([]error, len(items))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
+				obj := items[i]
+				b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{obj}, FunctionConfig: fn.NewEmptyKubeObject()})
+				switch {
+				case err != nil:
+					errs[i] = fmt.Errorf("items[%d] (%s %s): %w", i, obj.GetKind(), obj.GetName(), err)
+				case i > 0:
+					b = b[len(itemsKey):]
+				}
+				pieces[i] = b
+				items[i] = nil
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return pieces, nil
+}
