@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds (or finds) the images and the registry tools, runs gofmt, vet and
-# staticcheck on hack/kube/registry, then its tests in one go test run, among
-# them TestContainerdPullImages: a private containerd pulls and unpacks every
+# Builds (or finds) the images and the registry tools, then runs
+# hack/kube/registry's tests in one go test run (make lint formats, vets and
+# staticchecks the module with every other one), among them
+# TestContainerdPullImages: a private containerd pulls and unpacks every
 # reference through hosts.toml from the registry and runs the view images'
 # Flux. Prints the build timing.
 #
@@ -11,7 +12,6 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-staticcheck=${STATICCHECK:-$repo/bin/staticcheck}
 
 start=$SECONDS
 images=$(bash "$here/build.sh" "$@" | tail -n 1)
@@ -19,9 +19,6 @@ echo "check: images in $images ($((SECONDS - start)) s)"
 du -sh "$images/oci" | sed 's/^/check: layout size /'
 
 cd "$repo/hack/kube/registry"
-test -z "$(gofmt -l .)" || { gofmt -l .; echo "check: gofmt: files above need formatting" >&2; exit 1; }
-go vet ./...
-if [[ -x $staticcheck ]]; then "$staticcheck" ./...; else echo "check: no $staticcheck (make tools), staticcheck not run" >&2; fi
 # One run: with JOBSET_FLUX_IMAGES set the pull test pulls the images built
 # above (it used to run a second time, on images it built itself: ~65 s).
 JOBSET_FLUX_IMAGES=$images go test -count=1 ./...
