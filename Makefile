@@ -73,7 +73,13 @@ system-deps:
 	bash .ci/install-system-deps
 
 ## test: everything CI runs, from a fresh Debian machine (as root) on.
-test: system-deps lint unit $(INTEGRATION_TESTS)
+TEST_TARGETS = system-deps lint unit $(INTEGRATION_TESTS)
+test: $(TEST_TARGETS)
+
+# print-test-targets: what make test runs, in order (hack/cold-run.sh times each).
+.PHONY: print-test-targets
+print-test-targets:
+	@echo $(TEST_TARGETS)
 
 # Every integration test (mk/*.mk adds itself to INTEGRATION_TESTS) runs
 # after the system packages are in place, also when run on its own.

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Measures a cold `.ci/run`: a fresh clone of COMMIT run with an empty HOME,
+# so the Go module and build caches, ~/.cache/jobset-flux (Flux view, cluster
+# binaries, images) and the private Docker engine's data all start empty.
+# The targets of `make test` run one by one, in its order, each timed into
+# DIR/times.txt with the load average at its end; their logs go to
+# DIR/<target>.log. The Debian packages are not removed, so `system-deps`
+# is quick (a machine without them adds the apt installs).
+#
+# Usage: hack/cold-run.sh [COMMIT] [DIR]   (default HEAD, /var/tmp/jobset-flux-cold)
+# Run it on an idle machine: other load goes straight into the figures.
+# Needs what `make test` needs (root, Go 1.26); takes over an hour.
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+commit=$(git -C "$repo" rev-parse "${1:-HEAD}") || exit 2
+dir=${2:-/var/tmp/jobset-flux-cold}
+
+rm -rf "$dir"
+mkdir -p "$dir/home"
+git clone -q "$repo" "$dir/src" && git -C "$dir/src" checkout -q "$commit" || exit 1
+cd "$dir/src" || exit 1
+export HOME=$dir/home CI=true
+
+targets=$(make -s print-test-targets)
+log=$dir/times.txt
+echo "commit ${commit:0:12} start $(date -u +%H:%M:%S)" >"$log"
+start=$SECONDS
+failed=0
+for t in $targets; do
+  s=$SECONDS
+  make "$t" >"$dir/$t.log" 2>&1
+  rc=$?
+  ((rc == 0)) || failed=1
+  echo "$t rc=$rc $((SECONDS - s)) s load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
+done
+echo "total $((SECONDS - start)) s end $(date -u +%H:%M:%S)" >>"$log"
+cat "$log"
+exit "$failed"
