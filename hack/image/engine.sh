@@ -26,8 +26,7 @@
 # Needs root (dockerd).
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-dir=${ENGINE_DIR:-$root/_out/engine}
+dir=${ENGINE_DIR:-${JOBSET_FLUX_CACHE:-$HOME/.cache/jobset-flux}/engine}
 sock=$dir/docker.sock
 pidfile=$dir/dockerd.pid
 log=$dir/dockerd.log
