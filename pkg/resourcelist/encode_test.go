@@ -294,6 +294,20 @@ func mustSet(t *testing.T, err error) {
 // TestEncodeError: a node the emitter refuses (an alias without a name)
 // fails the whole encoding with the item named, and nothing is returned.
 func TestEncodeError(t *testing.T) {
+	rl := unwritableList(t)
+	out, err := Encode(rl)
+	if err == nil {
+		t.Fatalf("Encode accepted an alias without a name:\n%s", out)
+	}
+	if out != nil || !strings.Contains(err.Error(), "items[1] (ConfigMap broken)") {
+		t.Errorf("got output %q and error %q; want no output and an error naming items[1] (ConfigMap broken)", out, err)
+	}
+}
+
+// unwritableList is the "results" shape with a second item, ConfigMap
+// broken, holding an alias without a name: no writer can encode it.
+func unwritableList(t *testing.T) *fn.ResourceList {
+	t.Helper()
 	rl, err := fn.ParseResourceList([]byte(shapes["results"]))
 	if err != nil {
 		t.Fatal(err)
@@ -306,13 +320,7 @@ func TestEncodeError(t *testing.T) {
 	rn.YNode().Content = append(rn.YNode().Content,
 		&yaml.Node{Kind: yaml.ScalarNode, Value: "data"}, &yaml.Node{Kind: yaml.AliasNode, Value: ""})
 	rl.Items = append(rl.Items, fn.MoveToKubeObject(rn))
-	out, err := Encode(rl)
-	if err == nil {
-		t.Fatalf("Encode accepted an alias without a name:\n%s", out)
-	}
-	if out != nil || !strings.Contains(err.Error(), "items[1] (ConfigMap broken)") {
-		t.Errorf("got output %q and error %q; want no output and an error naming items[1] (ConfigMap broken)", out, err)
-	}
+	return rl
 }
 
 // FuzzEncode: whatever the SDK parses as a ResourceList, Encode writes

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Issue 19, class 8: Write gives Encode's bytes (ToYAML's) for every
@@ -55,20 +54,9 @@ func TestWriteMatchesEncode(t *testing.T) {
 
 // An item that cannot be encoded: an error naming it, and nothing written.
 func TestWriteError(t *testing.T) {
-	rl, err := fn.ParseResourceList([]byte(shapes["results"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := fn.NewEmptyKubeObject()
-	mustSet(t, bad.SetAPIVersion("v1"))
-	mustSet(t, bad.SetKind("ConfigMap"))
-	mustSet(t, bad.SetName("broken"))
-	rn := bad.CopyToResourceNode()
-	rn.YNode().Content = append(rn.YNode().Content,
-		&yaml.Node{Kind: yaml.ScalarNode, Value: "data"}, &yaml.Node{Kind: yaml.AliasNode, Value: ""})
-	rl.Items = append(rl.Items, fn.MoveToKubeObject(rn))
+	rl := unwritableList(t)
 	var out bytes.Buffer
-	err = Write(&out, rl)
+	err := Write(&out, rl)
 	if err == nil || !strings.Contains(err.Error(), "items[1] (ConfigMap broken)") || out.Len() != 0 {
 		t.Errorf("got %d bytes and error %v; want none and an error naming items[1] (ConfigMap broken)", out.Len(), err)
 	}
