@@ -47,23 +47,10 @@ $(BIN)/jobset-flux: $(shell find fn pkg -name '*.go' -o -name '*.tmpl' -o -name 
 unit: build
 	go test -count=1 ./...
 
-# Every Go module of the repository: the root and each directory below it
-# with a go.mod (test/*, hack/*), found afresh on every run so that a new
-# module is linted without being listed anywhere.
-GO_MODULES = $(shell find . -name go.mod -not -path './.git/*' -not -path './bin/*' -not -path './_out/*' -printf '%h\n' | sort)
-
-## lint: gofmt, go vet and staticcheck in every Go module (each named as it goes); no tracked file over 1 MiB.
+## lint: gofmt, go vet and staticcheck in every Go module (each named as it goes; hack/lint.sh); no tracked file over 1 MiB.
 lint: $(BIN)/staticcheck
 	hack/check-large-files.sh
-	@for m in $(GO_MODULES); do \
-	  if [[ -z "$$(cd "$$m" && go list ./... 2>/dev/null)" ]]; then \
-	    echo "lint: $$m: no Go packages (a go.mod that only pins tools), nothing to lint"; continue; \
-	  fi; \
-	  echo "lint: $$m"; \
-	  unformatted=$$(cd "$$m" && gofmt -l .); \
-	  test -z "$$unformatted" || { echo "$$unformatted"; echo "gofmt: files above (in $$m) need formatting"; exit 1; }; \
-	  (cd "$$m" && go vet ./... && $(BIN)/staticcheck ./...) || { echo "lint: $$m failed"; exit 1; }; \
-	done
+	hack/lint.sh $(BIN)/staticcheck
 
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
