@@ -22,6 +22,7 @@ flux-view:
 
 ## test-flux: run rendered JobSets on real Flux brokers (test/flux).
 test-flux: build $(BIN)/kustomize
+	cd test/testsupport && go test -count=1 ./mpiprog/
 	view=$$(bash hack/flux-view/pmix.sh $(FLUX_SRC) | tail -n 1) && \
 	cd test/flux && \
 	JOBSET_FLUX_VIEW=$$view JOBSET_FLUX_BIN=$(BIN)/jobset-flux JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize \
