@@ -4,7 +4,9 @@
 # (test/flux/internal/kubelet). The Flux view comes from
 # hack/flux-view/build.sh: built from the source tarballs in FLUX_SRC (~30
 # minutes cold on 2 CPUs), then reused from ~/.cache/jobset-flux until the
-# tarballs or the script change. Needs root.
+# tarballs or the script change; hack/flux-view/pmix.sh adds flux-pmix to
+# its full/ root as a layer cached on its own (about a minute cold). Needs
+# root.
 
 # The sources sit beside the repository (../shared/flux-src); a clone made
 # elsewhere on the project's machines finds them at /work/shared/flux-src.
@@ -16,11 +18,12 @@ INTEGRATION_TESTS += test-flux
 
 ## flux-view: build (or find in the cache) the Flux view roots; prints their directory.
 flux-view:
-	bash hack/flux-view/build.sh $(FLUX_SRC)
+	bash hack/flux-view/pmix.sh $(FLUX_SRC)
 
 ## test-flux: run rendered JobSets on real Flux brokers (test/flux).
 test-flux: build $(BIN)/kustomize
-	view=$$(bash hack/flux-view/build.sh $(FLUX_SRC) | tail -n 1) && \
+	cd test/testsupport && go test -count=1 ./mpiprog/
+	view=$$(bash hack/flux-view/pmix.sh $(FLUX_SRC) | tail -n 1) && \
 	cd test/flux && \
 	JOBSET_FLUX_VIEW=$$view JOBSET_FLUX_BIN=$(BIN)/jobset-flux JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize \
 		go test -count=1 -timeout 45m $(FLUX_TEST_FLAGS) ./...

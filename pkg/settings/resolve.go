@@ -39,6 +39,7 @@ func Resolve(config Settings, js *jobset.JobSet) (Settings, finding.List) {
 	env, f := envLayer(js, wrapped)
 	found.Add(f)
 	found.Add(s.Apply(env))
+	found.Add(checkPMI(&s))
 	s.Wrapped = wrapped
 	return s, found
 }

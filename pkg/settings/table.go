@@ -142,7 +142,7 @@ var table = []Setting{
 		Doc:     "`\"true\"`: the command is the instance's initial program, run once on rank 0 inside the instance (`flux start ... <command>`), for scripts that `flux submit`/`flux batch` their own jobs; its exit code is the leader's. Not with `interactive`, `tasks-per-node` or `run-options`",
 		value:   flag(func(s *Settings) *bool { return &s.Launcher })},
 	{Name: "run-options", Field: "runOptions", Type: WordList,
-		Doc:   "extra `flux run` options, e.g. `-o pmi=pmix` for OpenMPI 5",
+		Doc:   "extra `flux run` options, e.g. `-o pmi=simple,pmix` for Open MPI 5 (PMIx beside simple PMI, which MPICH needs; see docs/mpi.md)",
 		value: list(func(s *Settings) *[]string { return &s.RunOptions }, parseRunOptions)},
 	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
 		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",

@@ -1,0 +1,211 @@
+package flux
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
+	"github.com/jobset-flux/jobset-flux/test/testsupport/mpiprog"
+)
+
+// The MPI tests run test/testsupport/mpiprog, compiled here against
+// Debian's MPICH and Open MPI, across rendered pods: every rank checks
+// that its MPI size and rank are Flux's, an allreduce and a ring message
+// through every rank (so across every pod), and rank 0 prints a summary
+// line with every rank's hostname.
+//
+// Every job is bounded with flux run -t (mpiJobLimit) through run-options.
+// A case passes on rank 0's OK summary, which is printed before
+// MPI_Finalize, and a JobSet that completes. Debian's MPICH with UCX can
+// hang in MPI_Finalize (about 1 run in 3, ../shared/docs/mpi.md): for
+// MPICH only, a job whose summary is OK but whose rank 0 never printed
+// "finalized" and that the time limit ended is logged as "MPI_FINALIZE
+// HANG" and passes; any other flavour hanging there fails.
+const (
+	mpiImage    = "registry.test/mpi:test"
+	mpiJobLimit = "30s"
+	mpiShm      = "1Gi"
+)
+
+// mpiBuild compiles mpiprog once per test binary for both flavours into a
+// directory that stands for the app image's /srv.
+var mpiBuild = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "jobset-flux-mpiprog-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, f := range []mpiprog.Flavour{mpiprog.MPICH, mpiprog.OpenMPI} {
+		if _, err := mpiprog.Build(f, dir); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+})
+
+// mpiCase is one MPI run: a flavour, extra run-options, a shape.
+type mpiCase struct {
+	name    string
+	flavour mpiprog.Flavour
+	options string // run-options besides the time limit
+	view    string // view-image; "" for the default (full, with flux-pmix)
+	tasks   int    // tasks per pod
+	groups  []group
+}
+
+func (c mpiCase) pods() []string { return hostnames("mpi", c.groups...) }
+
+// startMPI renders and starts one case; it returns the run and the
+// number of tasks.
+func startMPI(t *testing.T, c mpiCase) (*run, int) {
+	t.Helper()
+	requireEnv(t)
+	dir, err := mpiBuild()
+	if err != nil {
+		t.Fatalf("build mpiprog: %v", err)
+	}
+	requirePMIxView(t)
+	pods := c.pods()
+	ann := map[string]string{
+		"flux-framework.org/run-options":    strings.TrimSpace("-t " + mpiJobLimit + " " + c.options),
+		"flux-framework.org/tasks-per-node": fmt.Sprint(c.tasks),
+		"flux-framework.org/shm-size":       mpiShm,
+	}
+	if c.view != "" {
+		ann["flux-framework.org/view-image"] = c.view
+	}
+	groups := make([]group, len(c.groups))
+	for i, g := range c.groups {
+		g.container = map[string]any{
+			"name": "app", "image": mpiImage,
+			"command": []string{"/srv/mpiprog-" + string(c.flavour), fmt.Sprint(len(pods))},
+			// The pods drop every capability: Open MPI's CMA single copy
+			// needs ptrace between a pod's tasks (mpi.md).
+			"env": []any{map[string]any{"name": "OMPI_MCA_btl_vader_single_copy_mechanism", "value": "none"}},
+		}
+		groups[i] = g
+	}
+	rendered := render(t, jobSet(t, "mpi", ann, nil, groups...))
+	r := start(t, rendered, map[string]kubelet.Image{mpiImage: kubelet.HostImage(map[string][]string{"srv": {dir}})})
+	return r, c.tasks * len(pods)
+}
+
+// requirePMIxView fails the test when the view build lacks flux-pmix.
+func requirePMIxView(t *testing.T) {
+	t.Helper()
+	if _, err := os.Lstat(filepath.Join(env.view, "full/opt/view/etc/flux/shell/lua.d/pmix.lua")); err != nil {
+		t.Fatalf("the view build %s has no flux-pmix (%v): build it with hack/flux-view/pmix.sh", env.view, err)
+	}
+}
+
+// TestMPI: MPICH and Open MPI across 2-3 pods and 1-2 replicatedJobs,
+// with the default PMI and through flux-pmix.
+func TestMPI(t *testing.T) {
+	for _, c := range []mpiCase{
+		{name: "mpich-defaults", flavour: mpiprog.MPICH, tasks: 2,
+			groups: []group{{name: "w", replicas: 1, completions: 2}}},
+		{name: "openmpi-defaults", flavour: mpiprog.OpenMPI, tasks: 1,
+			groups: []group{{name: "a", replicas: 1, completions: 2}, {name: "b", replicas: 1, completions: 1}}},
+		{name: "openmpi-pmix", flavour: mpiprog.OpenMPI, options: "-o pmi=pmix", tasks: 2,
+			groups: []group{{name: "a", replicas: 1, completions: 1}, {name: "b", replicas: 1, completions: 1}}},
+		{name: "openmpi-simple-pmix", flavour: mpiprog.OpenMPI, options: "-o pmi=simple,pmix", tasks: 1,
+			groups: []group{{name: "w", replicas: 1, completions: 3}}},
+		{name: "mpich-simple-pmix", flavour: mpiprog.MPICH, options: "--setopt=pmi=simple,pmix", tasks: 1,
+			groups: []group{{name: "a", replicas: 1, completions: 2}, {name: "b", replicas: 1, completions: 1}}},
+		// A view without flux-pmix runs the defaults as before.
+		{name: "openmpi-core-only-view", flavour: mpiprog.OpenMPI, view: viewCoreOnly, tasks: 2,
+			groups: []group{{name: "w", replicas: 1, completions: 2}}},
+	} {
+		t.Run(c.name, func(t *testing.T) { runMPI(t, c) })
+	}
+}
+
+func runMPI(t *testing.T, c mpiCase) {
+	r, tasks := startMPI(t, c)
+	res := r.wait(instanceTimeout)
+	leader := r.c.Pod(c.pods()[0])
+	out := logs(leader, "app")
+	rs := mpiprog.Summaries(out)
+	if len(rs) != 1 {
+		dump(t, res)
+		t.Fatalf("%d summary lines from rank 0, want 1", len(rs))
+	}
+	s := rs[0]
+	t.Logf("rank 0: %s", s.Line)
+	if !s.OK || s.Size != tasks || s.Flux != tasks || s.Hosts != len(c.pods()) {
+		t.Errorf("summary %q: want OK, size %d, %d hosts", s.Line, tasks, len(c.pods()))
+	}
+	for i, h := range s.Ranks {
+		if want := c.pods()[i/c.tasks]; h != want {
+			t.Errorf("rank %d ran on %s, want %s", i, h, want)
+		}
+	}
+	checkRCPath(t, out, c.view == "")
+	switch {
+	case mpiprog.Finalized(out) && res.State == "Completed":
+	case !mpiprog.Finalized(out) && c.flavour == mpiprog.MPICH && strings.Contains(out, "timeout"):
+		t.Logf("MPI_FINALIZE HANG: MPICH/UCX hung in MPI_Finalize after an OK summary; the %s time limit ended the job (JobSet %s)", mpiJobLimit, res.State)
+	default:
+		t.Errorf("finalized: %v, JobSet %s; want MPI_Finalize to return and the JobSet Completed", mpiprog.Finalized(out), res.State)
+	}
+	if t.Failed() {
+		dump(t, res)
+	}
+}
+
+// checkRCPath: with flux-pmix in the view the entrypoint names its rc
+// directory (and only it) for the job shell; without, it says nothing.
+func checkRCPath(t *testing.T, out string, pmix bool) {
+	t.Helper()
+	const prefix = "jobset-flux: job shell rc files: "
+	var dirs string
+	for _, l := range strings.Split(out, "\n") {
+		if d, ok := strings.CutPrefix(l, prefix); ok {
+			dirs = d
+		}
+	}
+	switch {
+	case !pmix && dirs != "":
+		t.Errorf("a view without flux-pmix got %q", prefix+dirs)
+	case pmix && (!strings.HasPrefix(dirs, "/opt/software/") || !strings.HasSuffix(dirs, "/etc/flux/shell/lua.d") ||
+		!strings.Contains(dirs, "/flux-pmix-") || strings.Contains(dirs, ":")):
+		t.Errorf("entrypoint rc path line %q; want flux-pmix's own etc/flux/shell/lua.d only", prefix+dirs)
+	}
+}
+
+// TestMPIPMIOff: with -o pmi=off no PMI reaches the tasks, and the checks
+// of TestMPI must catch it. MPICH starts every task as a singleton: each
+// prints a FAIL summary (size 1, Flux's size 4). Debian's Open MPI 4.1
+// still picks its flux component, whose PMI_Init fails: no summary at all.
+// Either way no OK summary and the JobSet fails.
+func TestMPIPMIOff(t *testing.T) {
+	for _, f := range []mpiprog.Flavour{mpiprog.MPICH, mpiprog.OpenMPI} {
+		t.Run(string(f), func(t *testing.T) {
+			c := mpiCase{name: "off", flavour: f, options: "-o pmi=off", tasks: 2,
+				groups: []group{{name: "w", replicas: 1, completions: 2}}}
+			r, tasks := startMPI(t, c)
+			res := r.wait(instanceTimeout)
+			out := logs(r.c.Pod(c.pods()[0]), "app")
+			rs := mpiprog.Summaries(out)
+			for _, s := range rs {
+				t.Logf("singleton: %s", s.Line)
+				if s.OK || s.Size != 1 || s.Flux != tasks {
+					t.Errorf("summary %q: want FAIL with size 1 and flux-size %d", s.Line, tasks)
+				}
+			}
+			switch {
+			case f == mpiprog.MPICH && len(rs) != tasks:
+				t.Errorf("%d summaries, want one FAIL per task (%d)", len(rs), tasks)
+			case f == mpiprog.OpenMPI && (len(rs) != 0 || !strings.Contains(out, "PMI_Init")):
+				t.Errorf("%d summaries; want none, and Open MPI's PMI_Init failure in the log", len(rs))
+			}
+			expectEnd(t, res, "Failed")
+		})
+	}
+}
