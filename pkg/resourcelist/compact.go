@@ -160,7 +160,7 @@ func (c *Compactor) drop(stub *fn.KubeObject) {
 // itemPiece is the piece of one item as Write encodes it, without the
 // items key that only the first item of a list keeps.
 func itemPiece(obj *fn.KubeObject) ([]byte, error) {
-	b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{obj}, FunctionConfig: fn.NewEmptyKubeObject()})
+	b, err := itemBytes(obj, true)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func takePieces(items fn.KubeObjects) ([][]byte, error) {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
 				obj := items[i]
-				b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{obj}, FunctionConfig: fn.NewEmptyKubeObject()})
+				b, err := itemBytes(obj, true)
 				switch {
 				case err != nil:
 					errs[i] = fmt.Errorf("items[%d] (%s %s): %w", i, obj.GetKind(), obj.GetName(), err)
