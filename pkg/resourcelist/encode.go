@@ -134,7 +134,58 @@ func itemBytes(obj *fn.KubeObject, separate bool) ([]byte, error) {
 	if err != nil || !separate || !endsInComment(nodeOf(obj)) {
 		return b, err
 	}
-	return append(b, '\n'), nil
+	return append(separateComments(b, trailingCommentLines(nodeOf(obj))), '\n'), nil
+}
+
+// trailingCommentLines counts the lines of the foot comments that end
+// n's text (see endsInComment): how many of its last lines can be
+// comments, and not the text of a block scalar.
+func trailingCommentLines(n *yaml.Node) int {
+	count := func(c string) int {
+		if c == "" {
+			return 0
+		}
+		return strings.Count(c, "\n") + 1
+	}
+	lines := 0
+	for n != nil {
+		lines += count(n.FootComment)
+		switch {
+		case n.Kind == yaml.MappingNode && len(n.Content) >= 2:
+			lines += count(n.Content[len(n.Content)-2].FootComment)
+			n = n.Content[len(n.Content)-1]
+		case n.Kind == yaml.SequenceNode && len(n.Content) > 0:
+			n = n.Content[len(n.Content)-1]
+		default:
+			n = nil
+		}
+	}
+	return lines
+}
+
+// separateComments writes a blank line between two comment lines among
+// the last n lines of b (the comments that end an item) where the second
+// is less indented than the first. yaml.v3 reads a run of comments of
+// falling indentation after a nested block onto the deepest node, and
+// each group followed by a blank line onto the key of its own column:
+// with the lines, each comes back where the function had it, as the last
+// one does thanks to the blank line after the item.
+func separateComments(b []byte, n int) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	start := max(len(lines)-n, 0)
+	indent := func(l []byte) int { return len(l) - len(bytes.TrimLeft(l, " ")) }
+	comment := func(l []byte) bool { return bytes.HasPrefix(bytes.TrimLeft(l, " "), []byte("#")) }
+	out := make([]byte, 0, len(b)+n)
+	for i, l := range lines {
+		if i > start && comment(l) && comment(lines[i-1]) && indent(l) < indent(lines[i-1]) {
+			out = append(out, '\n')
+		}
+		out = append(out, l...)
+	}
+	return out
 }
 
 // endsInComment reports whether the text of n ends in a foot comment: one
