@@ -85,6 +85,7 @@ func parse(in []byte) (*fn.ResourceList, error) {
 	if err := expandAcross(ex, items, config); err != nil {
 		return nil, err
 	}
+	keepAfterItems(root, items)
 	reattachTrailing(in, items)
 	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject()}
 	if rl.Results, err = results(top["results"]); err != nil {
@@ -356,4 +357,26 @@ func commentColumn(lines [][]byte, from int, comment string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// keepAfterItems moves the comments between the last item and the key
+// that follows the items (functionConfig, results), which yaml.v3 reads
+// as that key's head comment, to the end of the last item: the list is
+// written from the values of its top keys, so the comment was dropped.
+func keepAfterItems(root *yaml.Node, items []*yaml.Node) {
+	if len(items) == 0 || root.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+3 < len(root.Content); i += 2 {
+		next := root.Content[i+2]
+		if root.Content[i].Value != "items" || next.HeadComment == "" {
+			continue
+		}
+		last := items[len(items)-1]
+		if last.FootComment != "" {
+			last.FootComment += "\n"
+		}
+		last.FootComment += next.HeadComment
+		next.HeadComment = ""
+	}
 }
