@@ -128,6 +128,7 @@ func TestCommentsEveryPlace(t *testing.T) {
 		"rising run after the first item":  {18, 1, 18, 4, 18, 7},
 		"after a block scalar":             {26, 2, 26, 1},
 		"end of the last item":             {last, 1, last, 2, last, 0},
+		"column 0 after the last item":     {last, 0},
 		"between keys":                     {3, 2, 13, 7},
 	} {
 		t.Run(name, func(t *testing.T) {
