@@ -235,3 +235,44 @@ func ctPodItem() string {
     volumes: [{name: v, configMap: {name: old-flux-entrypoint}}]
 `
 }
+
+// TestCompactLeavesStubs: after ProcessCompact, an item the function is
+// done with is a stub (its metadata only: the tree is gone), and the
+// items something reads later stay whole: a Secret of the input.
+func TestCompactLeavesStubs(t *testing.T) {
+	in := ctList(t, map[string]string{
+		"a.yaml":      ctJobSet("a", "hpc", ""),
+		"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations: {team: hpc}\nspec:\n  replicas: 3\n",
+		"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: dmFsdWU=\n",
+	}, "")
+	rl, err := resourcelist.Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, c, err := hProcessor(t).ProcessCompact(rl)
+	if err != nil || !ok {
+		t.Fatalf("ProcessCompact: %v, %v", ok, err)
+	}
+	defer c.Close()
+	kinds := map[string]bool{}
+	for _, it := range rl.Items {
+		kinds[it.GetKind()] = true
+		_, hasSpec, _ := it.NestedSlice("spec")
+		text := it.String()
+		switch it.GetKind() {
+		case "Secret":
+			if it.GetName() == "s" && (c.Has(it) || !strings.Contains(text, "dmFsdWU=")) {
+				t.Errorf("the input Secret was compacted:\n%s", text)
+			}
+		default:
+			if !c.Has(it) || strings.Contains(text, "\nspec:") || strings.Contains(text, "\ndata:") || strings.Contains(text, "team: hpc") || hasSpec {
+				t.Errorf("%s %s is not a stub:\n%s", it.GetKind(), it.GetName(), text)
+			}
+		}
+	}
+	for _, k := range []string{"Deployment", "JobSet", "ConfigMap", "Secret"} {
+		if !kinds[k] {
+			t.Errorf("no %s in the output: %v", k, kinds)
+		}
+	}
+}
