@@ -321,10 +321,9 @@ func isKey(chain []*yaml.Node, i int) bool {
 	if i == 0 || i+1 >= len(chain) {
 		return false
 	}
+	// A key follows the map it is in; a value or a list item does not.
 	parent := chain[i-1]
 	if parent.Kind != yaml.MappingNode {
-		// chain[i-1] is a key's value or a list item; a key's parent
-		// map is the node before the key.
 		return false
 	}
 	return len(parent.Content) >= 2 && parent.Content[len(parent.Content)-2] == chain[i]
