@@ -146,13 +146,17 @@ func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr i
 		return exitFailed
 	}
 	inherited := len(rl.Results)
-	ok, procErr := proc.Process(rl)
+	// ProcessCompact turns each item into text once it is done with it,
+	// and WriteCompacted writes that text in sorted order: memory follows
+	// the output text, not every tree of the list (docs/performance.md).
+	ok, compacted, procErr := proc.ProcessCompact(rl)
 	resourcelist.Sort(rl.Items)
-	// Write releases each item once it is encoded, and writes the pieces
-	// without joining them: memory follows the largest of the trees and
-	// the output, not their sum plus a copy (docs/performance.md).
 	out := bufio.NewWriterSize(stdout, 1<<16)
-	err = resourcelist.Write(out, rl)
+	if procErr == nil {
+		err = resourcelist.WriteCompacted(out, rl, compacted)
+	} else {
+		err = resourcelist.Write(out, rl)
+	}
 	if err == nil {
 		err = out.Flush()
 	}

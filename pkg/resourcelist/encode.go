@@ -60,7 +60,16 @@ func Sort(items fn.KubeObjects) {
 // and comes out the same; only the shared header is cut off. Items are
 // encoded on all CPUs: encoding only reads the nodes, and an alias to
 // another item's anchor is written by name.
+//
+// One difference is deliberate: an item whose text ends in a comment is
+// followed by a blank line (itemBytes), so that every YAML reader (kpt's,
+// and this function's next run) attaches the comment where it was.
 func Encode(rl *fn.ResourceList) ([]byte, error) {
+	return encode(rl, true)
+}
+
+// encode is Encode; without separate, the bytes are exactly ToYAML's.
+func encode(rl *fn.ResourceList, separate bool) ([]byte, error) {
 	pieces := make([][]byte, len(rl.Items), len(rl.Items)+2)
 	errs := make([]error, len(rl.Items))
 	var next atomic.Int64
@@ -71,7 +80,7 @@ func Encode(rl *fn.ResourceList) ([]byte, error) {
 				// An item's nodes are its own (Parse copied the aliases
 				// across items), so this edit stays in its goroutine.
 				yamltree.SafeBlockStyles(nodeOf(rl.Items[i]))
-				pieces[i], errs[i] = piece(&fn.ResourceList{Items: fn.KubeObjects{rl.Items[i]}, FunctionConfig: fn.NewEmptyKubeObject()})
+				pieces[i], errs[i] = itemBytes(rl.Items[i], separate)
 				if i > 0 && errs[i] == nil {
 					pieces[i] = pieces[i][len(itemsKey):]
 				}
@@ -109,6 +118,97 @@ func Encode(rl *fn.ResourceList) ([]byte, error) {
 		out = append(out, p...)
 	}
 	return out, nil
+}
+
+// itemBytes encodes obj as the only item of a list, the items key
+// included. When separate is set and the text ends in a comment (a foot
+// comment on the item's last line), a blank line follows it: yaml.v3
+// attaches a comment that is followed at once by the next item to the
+// deepest node before it, whatever its indentation, and one followed by
+// a blank line to the node of its own column (the node it was read from),
+// so without the line a comment at the end of a kpt package file moved
+// into the last field the function wrote, and kpt, which copies comments
+// back from its own reading of the file, wrote it a second time.
+func itemBytes(obj *fn.KubeObject, separate bool) ([]byte, error) {
+	b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{obj}, FunctionConfig: fn.NewEmptyKubeObject()})
+	if err != nil || !separate || !endsInComment(nodeOf(obj)) {
+		return b, err
+	}
+	return append(separateComments(b, trailingCommentLines(nodeOf(obj))), '\n'), nil
+}
+
+// trailingCommentLines counts the lines of the foot comments that end
+// n's text (see endsInComment): how many of its last lines can be
+// comments, and not the text of a block scalar.
+func trailingCommentLines(n *yaml.Node) int {
+	count := func(c string) int {
+		if c == "" {
+			return 0
+		}
+		return strings.Count(c, "\n") + 1
+	}
+	lines := 0
+	for n != nil {
+		lines += count(n.FootComment)
+		switch {
+		case n.Kind == yaml.MappingNode && len(n.Content) >= 2:
+			lines += count(n.Content[len(n.Content)-2].FootComment)
+			n = n.Content[len(n.Content)-1]
+		case n.Kind == yaml.SequenceNode && len(n.Content) > 0:
+			n = n.Content[len(n.Content)-1]
+		default:
+			n = nil
+		}
+	}
+	return lines
+}
+
+// separateComments writes a blank line between two comment lines among
+// the last n lines of b (the comments that end an item) where the second
+// is less indented than the first. yaml.v3 reads a run of comments of
+// falling indentation after a nested block onto the deepest node, and
+// each group followed by a blank line onto the key of its own column:
+// with the lines, each comes back where the function had it, as the last
+// one does thanks to the blank line after the item.
+func separateComments(b []byte, n int) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	start := max(len(lines)-n, 0)
+	indent := func(l []byte) int { return len(l) - len(bytes.TrimLeft(l, " ")) }
+	comment := func(l []byte) bool { return bytes.HasPrefix(bytes.TrimLeft(l, " "), []byte("#")) }
+	out := make([]byte, 0, len(b)+n)
+	for i, l := range lines {
+		if i > start && comment(l) && comment(lines[i-1]) && indent(l) < indent(lines[i-1]) {
+			out = append(out, '\n')
+		}
+		out = append(out, l...)
+	}
+	return out
+}
+
+// endsInComment reports whether the text of n ends in a foot comment: one
+// of n, or of a node on its last line of descent (last key and value of
+// a map, last item of a list).
+func endsInComment(n *yaml.Node) bool {
+	for n != nil {
+		if n.FootComment != "" {
+			return true
+		}
+		switch {
+		case n.Kind == yaml.MappingNode && len(n.Content) >= 2:
+			if n.Content[len(n.Content)-2].FootComment != "" {
+				return true
+			}
+			n = n.Content[len(n.Content)-1]
+		case n.Kind == yaml.SequenceNode && len(n.Content) > 0:
+			n = n.Content[len(n.Content)-1]
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // piece encodes a list with one field besides apiVersion and kind and

@@ -221,7 +221,7 @@ func encodeBoth(t *testing.T, in []byte) (got, want []byte) {
 		t.Fatalf("parse: %v", err)
 	}
 	Sort(rl.Items)
-	got, err = Encode(rl)
+	got, err = encode(rl, false)
 	if err != nil {
 		t.Fatalf("Encode: %v", err)
 	}
@@ -349,7 +349,7 @@ func FuzzEncode(f *testing.F) {
 		}
 		want, wantErr := ref.ToYAML()
 		Sort(rl.Items)
-		got, err := Encode(rl)
+		got, err := encode(rl, false)
 		if wantErr != nil || !readable(want) {
 			// Where the SDK fails or writes what no reader reads back (a
 			// block scalar whose first line starts with a tab), Encode

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -84,6 +85,8 @@ func parse(in []byte) (*fn.ResourceList, error) {
 	if err := expandAcross(ex, items, config); err != nil {
 		return nil, err
 	}
+	keepAfterItems(root, items)
+	reattachTrailing(in, items)
 	rl := &fn.ResourceList{FunctionConfig: fn.NewEmptyKubeObject()}
 	if rl.Results, err = results(top["results"]); err != nil {
 		return nil, err
@@ -252,4 +255,127 @@ func expandAcross(ex *yamltree.Expander, items []*yaml.Node, config *yaml.Node) 
 		}
 	}
 	return nil
+}
+
+// reattachTrailing puts each comment at the end of an item on the node
+// of its own column. yaml.v3 attaches a comment that the next item
+// follows at once to the deepest node before it, whatever its
+// indentation, but one followed by a blank line (or by the end of the
+// file, as kpt reads a package file) to the last key of its column: kpt
+// hands over a package file's end-of-file comment at its item's level
+// with the next file's item right after it, and copies its own reading
+// back onto the output when the function's has the comment elsewhere,
+// which wrote it twice. Encode's blank line after such a comment keeps it
+// where this puts it.
+func reattachTrailing(in []byte, items []*yaml.Node) {
+	var lines [][]byte
+	for _, item := range items {
+		chain := lastChain(item)
+		holder := -1
+		for i, n := range chain {
+			if n.FootComment != "" {
+				holder = i
+			}
+		}
+		if holder < 0 {
+			continue
+		}
+		if lines == nil {
+			lines = bytes.Split(in, []byte("\n"))
+		}
+		col, ok := commentColumn(lines, maxLine(chain[holder]), chain[holder].FootComment)
+		if !ok || chain[holder].Column == col {
+			continue
+		}
+		for i := holder - 1; i >= 0; i-- {
+			if n := chain[i]; n.Column == col && isKey(chain, i) {
+				if n.FootComment == "" {
+					n.FootComment, chain[holder].FootComment = chain[holder].FootComment, ""
+				}
+				break
+			}
+		}
+	}
+}
+
+// lastChain is the nodes on n's last line of descent: each map's last key
+// and its value, each list's last item.
+func lastChain(n *yaml.Node) []*yaml.Node {
+	chain := []*yaml.Node{n}
+	for {
+		switch {
+		case n.Kind == yaml.MappingNode && len(n.Content) >= 2:
+			chain = append(chain, n.Content[len(n.Content)-2], n.Content[len(n.Content)-1])
+			n = n.Content[len(n.Content)-1]
+		case n.Kind == yaml.SequenceNode && len(n.Content) > 0:
+			n = n.Content[len(n.Content)-1]
+			chain = append(chain, n)
+		default:
+			return chain
+		}
+	}
+}
+
+// isKey reports whether chain[i] is a map key (followed by its value).
+func isKey(chain []*yaml.Node, i int) bool {
+	if i == 0 || i+1 >= len(chain) {
+		return false
+	}
+	// A key follows the map it is in; a value or a list item does not.
+	parent := chain[i-1]
+	if parent.Kind != yaml.MappingNode {
+		return false
+	}
+	return len(parent.Content) >= 2 && parent.Content[len(parent.Content)-2] == chain[i]
+}
+
+// maxLine is the last line n's text takes (1-based).
+func maxLine(n *yaml.Node) int {
+	last := n.Line
+	if n.Kind == yaml.ScalarNode && (n.Style&(yaml.LiteralStyle|yaml.FoldedStyle)) != 0 {
+		last += strings.Count(n.Value, "\n")
+	}
+	for _, c := range n.Content {
+		last = max(last, maxLine(c))
+	}
+	return last
+}
+
+// commentColumn finds the first line of comment after line from (1-based)
+// among the comment and blank lines that follow, and returns its column
+// (1-based, as yaml.Node columns).
+func commentColumn(lines [][]byte, from int, comment string) (int, bool) {
+	first, _, _ := strings.Cut(comment, "\n")
+	for i := max(from, 0); i < len(lines); i++ {
+		t := bytes.TrimSpace(lines[i])
+		switch {
+		case string(t) == first:
+			return len(lines[i]) - len(bytes.TrimLeft(lines[i], " ")) + 1, true
+		case len(t) > 0 && t[0] != '#':
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// keepAfterItems moves the comments between the last item and the key
+// that follows the items (functionConfig, results), which yaml.v3 reads
+// as that key's head comment, to the end of the last item: the list is
+// written from the values of its top keys, so the comment was dropped.
+func keepAfterItems(root *yaml.Node, items []*yaml.Node) {
+	if len(items) == 0 || root.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+3 < len(root.Content); i += 2 {
+		next := root.Content[i+2]
+		if root.Content[i].Value != "items" || next.HeadComment == "" {
+			continue
+		}
+		last := items[len(items)-1]
+		if last.FootComment != "" {
+			last.FootComment += "\n"
+		}
+		last.FootComment += next.HeadComment
+		next.HeadComment = ""
+	}
 }

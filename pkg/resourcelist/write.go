@@ -26,20 +26,11 @@ func Write(w io.Writer, rl *fn.ResourceList) error {
 	if err != nil {
 		return err
 	}
-	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
-		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
-		if err != nil {
-			return fmt.Errorf("functionConfig: %w", err)
-		}
-		pieces = append(pieces, b)
+	tail, err := tailPieces(rl)
+	if err != nil {
+		return err
 	}
-	if len(rl.Results) > 0 {
-		b, err := piece(&fn.ResourceList{Results: rl.Results, FunctionConfig: fn.NewEmptyKubeObject()})
-		if err != nil {
-			return fmt.Errorf("results: %w", err)
-		}
-		pieces = append(pieces, b)
-	}
+	pieces = append(pieces, tail...)
 	if _, err := io.WriteString(w, header); err != nil {
 		return err
 	}
@@ -63,7 +54,7 @@ func takePieces(items fn.KubeObjects) ([][]byte, error) {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
 				obj := items[i]
-				b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{obj}, FunctionConfig: fn.NewEmptyKubeObject()})
+				b, err := itemBytes(obj, true)
 				switch {
 				case err != nil:
 					errs[i] = fmt.Errorf("items[%d] (%s %s): %w", i, obj.GetKind(), obj.GetName(), err)
@@ -80,6 +71,27 @@ func takePieces(items fn.KubeObjects) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	return pieces, nil
+}
+
+// tailPieces encodes what follows the items: the functionConfig and the
+// results.
+func tailPieces(rl *fn.ResourceList) ([][]byte, error) {
+	var pieces [][]byte
+	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
+		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
+		if err != nil {
+			return nil, fmt.Errorf("functionConfig: %w", err)
+		}
+		pieces = append(pieces, b)
+	}
+	if len(rl.Results) > 0 {
+		b, err := piece(&fn.ResourceList{Results: rl.Results, FunctionConfig: fn.NewEmptyKubeObject()})
+		if err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		pieces = append(pieces, b)
 	}
 	return pieces, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -91,28 +92,30 @@ func settle(root *yaml.Node, pl *plan.Plan) (*yaml.Node, error) {
 }
 
 // itemText writes n as an item of a list, followed by another as in the
-// function's output (the JobSet sorts before its ConfigMap): what follows
-// a comment decides where the reader attaches it.
+// function's output (the JobSet sorts before its ConfigMap), with the
+// function's own writer: what follows a comment decides where the reader
+// attaches it.
 func itemText(n *yaml.Node) (string, error) {
 	next := yamltree.Map(yamltree.KV("kind", yamltree.String("ConfigMap")))
-	b, err := yaml.Marshal(yamltree.Map(yamltree.KV("items", yamltree.Seq(n, next))))
+	rl := &fn.ResourceList{Items: fn.KubeObjects{fn.MoveToKubeObject(yaml.NewRNode(n)), fn.MoveToKubeObject(yaml.NewRNode(next))}}
+	b, err := resourcelist.Encode(rl)
 	if err != nil {
 		return "", fmt.Errorf("writing the rendered JobSet: %w", err)
 	}
 	return string(b), nil
 }
 
-// readItem reads back the item itemText wrote.
+// readItem reads back the item itemText wrote, with the function's own
+// reader.
 func readItem(text string) (*yaml.Node, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+	rl, err := resourcelist.Parse([]byte(text))
+	if err != nil {
 		return nil, fmt.Errorf("reading back the rendered JobSet: %w", err)
 	}
-	items := yamltree.Get(doc.Content[0], "items")
-	if items == nil || len(items.Content) != 2 {
+	if len(rl.Items) != 2 {
 		return nil, fmt.Errorf("reading back the rendered JobSet: no item")
 	}
-	return items.Content[0], nil
+	return nodeOf(rl.Items[0]), nil
 }
 
 // hasUserComments reports whether any node under n has a comment other

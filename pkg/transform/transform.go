@@ -18,6 +18,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -70,6 +71,28 @@ type report struct {
 // ones get files of their own (uniquePaths). It returns false when any
 // error result was produced.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
+	return p.process(rl, nil)
+}
+
+// ProcessCompact is Process for a list that is then written by
+// resourcelist.WriteCompacted with the Compactor it returns: each item the
+// function is done with is handed to the Compactor, which encodes it in
+// the background, and stands in the list as a stub from then on (see
+// compacting). Memory then follows the output text, not the trees of the
+// whole list; the bytes written are those of Process and
+// resourcelist.Write.
+func (p *Processor) ProcessCompact(rl *fn.ResourceList) (bool, *resourcelist.Compactor, error) {
+	c := resourcelist.NewCompactor(stubKeeps)
+	ok, err := p.process(rl, c)
+	if err != nil {
+		c.Close()
+		return false, nil, err
+	}
+	return ok, c, nil
+}
+
+// process is Process, compacting items into c when c is not nil.
+func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor) (bool, error) {
 	var reports []report
 	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
 
@@ -81,25 +104,33 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 		return false, nil
 	}
 	index := newIndex(rl.Items)
+	cp := newCompacting(c, rl.Items)
 	var added fn.KubeObjects
 	for i, item := range rl.Items {
+		from := len(reports)
 		// Every item is written back, by Encode or by the standalone
 		// command: a block scalar no reader can read must not be.
 		yamltree.SafeBlockStyles(nodeOf(item))
 		if !selectItem(item, index, &reports) {
 			rl.Items[i] = unrenderDisabled(item, &reports)
+			cp.done(rl.Items, i, item, reports[from:])
 			continue
 		}
 		out := p.processJobSet(item, config, index)
 		reports = append(reports, out.reports...)
 		if !out.failed() {
 			rl.Items[i] = out.jobset
-			added = append(added, place(out.generated, rl.Items, index)...)
+			more, replaced := place(out.generated, rl.Items, index)
+			added = append(added, cp.added(more)...)
+			cp.replaced(rl.Items, i, replaced)
 		}
+		cp.done(rl.Items, i, item, reports[from:])
 	}
 	rl.Items = append(rl.Items, added...)
 	rl.Items = pruneOrphans(rl.Items, rl.FunctionConfig, &reports)
-	uniquePaths(rl.Items, added)
+	if err := cp.uniquePaths(rl.Items, added); err != nil {
+		return false, err
+	}
 	for _, r := range reports {
 		if r.found.HasErrors() {
 			return false, nil
@@ -130,17 +161,17 @@ func selectItem(item *fn.KubeObject, index *index, reports *[]report) bool {
 
 // place puts each generated object where the input holds one of its
 // kind, namespace and name (kpt wrote it into the package), and returns
-// the others, to be appended.
-func place(generated []*fn.KubeObject, items fn.KubeObjects, index *index) []*fn.KubeObject {
-	var added []*fn.KubeObject
+// the others, to be appended, and the positions it replaced.
+func place(generated []*fn.KubeObject, items fn.KubeObjects, index *index) (added []*fn.KubeObject, replaced []int) {
 	for _, obj := range generated {
 		if at, ok := index.position(obj); ok {
 			items[at] = withPlacement(obj, items[at])
+			replaced = append(replaced, at)
 		} else {
 			added = append(added, obj)
 		}
 	}
-	return added
+	return added, replaced
 }
 
 // selected reports whether item is a JobSet to render. Other objects

@@ -67,7 +67,7 @@ func main() {
 	flag.Float64Var(&o.runsScale, "runs-scale", 1, "multiply the number of timed runs (at least 1 each); below 1 only to try the harness")
 	flag.BoolVar(&o.keep, "keep", false, "keep the outputs of the last runs in <dir>/out")
 	only := flag.String("only", "startup,mix,jobset,memory", "comma-separated parts to run (startup, mix, jobset, memory); targets of parts not run are not checked")
-	memJobSets := flag.String("memory-jobsets", "1000,10000", "sizes of the memory part's lists of Flux JobSets")
+	memJobSets := flag.String("memory-jobsets", "1000,10000,50000", "sizes of the memory part's lists of Flux JobSets")
 	memConfigMaps := flag.String("memory-configmaps", "10000,50000,200000", "sizes of the memory part's lists of ConfigMaps")
 	flag.Parse()
 	o.only = map[string]bool{}

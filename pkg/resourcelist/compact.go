@@ -1,0 +1,268 @@
+package resourcelist
+
+// Items written as text while the rest of the list is processed (issue
+// 19, class 8). A processed item is a go-yaml node tree, five to ten times
+// its text; holding every tree until the sorted list can be written made
+// memory grow with all the trees of the list. A Compactor encodes each
+// item the function is done with (in the background, on all CPUs) into
+// the piece Write would encode for it, and hands back a stub: the item's
+// apiVersion, kind and metadata only, which is all that sorting, pruning,
+// path assignment and results read of it afterwards. WriteCompacted then
+// writes the pieces where the stubs sort. The tree is dropped as soon as
+// its piece exists, so memory follows the output text plus the trees in
+// flight, not the trees of the whole list.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Compactor encodes items in the background; see the top of this file.
+// The zero value is not usable: call NewCompactor.
+type Compactor struct {
+	keep StubFilter
+	jobs chan compactJob
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	pieces map[*fn.KubeObject][]byte
+	err    error
+	closed bool
+}
+
+type compactJob struct {
+	stub, full *fn.KubeObject
+}
+
+// StubFilter says which labels and annotations (field is "labels" or
+// "annotations") a stub keeps; nil keeps them all.
+type StubFilter func(field, key string) bool
+
+// NewCompactor starts one encoder per CPU; its stubs keep the labels and
+// annotations keep allows. The queue is short: when the encoders fall
+// behind, Compact waits, so that trees do not pile up in it.
+func NewCompactor(keep StubFilter) *Compactor {
+	n := runtime.GOMAXPROCS(0)
+	c := &Compactor{keep: keep, jobs: make(chan compactJob, n), pieces: map[*fn.KubeObject][]byte{}}
+	for range n {
+		c.wg.Go(func() {
+			for j := range c.jobs {
+				b, err := itemPiece(j.full)
+				c.mu.Lock()
+				if err != nil && c.err == nil {
+					c.err = fmt.Errorf("%s %s: %w", j.full.GetKind(), j.full.GetName(), err)
+				}
+				c.pieces[j.stub] = b
+				c.mu.Unlock()
+			}
+		})
+	}
+	return c
+}
+
+// Compact queues obj to be encoded and returns its stub, which stands for
+// it in the list from now on. obj must not be read or changed by the
+// caller afterwards (an encoder reads it); the stub may be changed only
+// through Recompact.
+func (c *Compactor) Compact(obj *fn.KubeObject) *fn.KubeObject {
+	stub := Stub(obj, c.keep)
+	c.mu.Lock()
+	c.pieces[stub] = nil // known as a stub at once; its piece follows
+	c.mu.Unlock()
+	c.jobs <- compactJob{stub: stub, full: obj}
+	return stub
+}
+
+// Close waits for every queued item to be encoded and stops the
+// encoders. It returns the first encoding error.
+func (c *Compactor) Close() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.closed = true
+	c.mu.Unlock()
+	if !closed {
+		close(c.jobs)
+		c.wg.Wait()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Has reports whether obj is a stub of c.
+func (c *Compactor) Has(obj *fn.KubeObject) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pieces[obj]
+	return ok
+}
+
+// Recompact applies edit to the item a stub stands for and encodes it
+// again (after Close): the item is read back from its piece, edited, and
+// the stub is replaced by a stub of the edited item, which is returned.
+// It is for the rare edit made once the whole list is known (a generated
+// object moved to a free file).
+func (c *Compactor) Recompact(stub *fn.KubeObject, edit func(*fn.KubeObject)) (*fn.KubeObject, error) {
+	if err := c.Close(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	b, ok := c.pieces[stub]
+	delete(c.pieces, stub)
+	c.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%s %s was not compacted", stub.GetKind(), stub.GetName())
+	}
+	rl, err := Parse([]byte(header + itemsKey + string(b)))
+	if err != nil || len(rl.Items) != 1 {
+		return nil, fmt.Errorf("reading back %s %s: %v", stub.GetKind(), stub.GetName(), err)
+	}
+	obj := rl.Items[0]
+	edit(obj)
+	nb, err := itemPiece(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	next := Stub(obj, c.keep)
+	c.mu.Lock()
+	c.pieces[next] = nb
+	c.mu.Unlock()
+	return next, nil
+}
+
+// piece returns the encoded text of a stub (without the items key).
+func (c *Compactor) piece(stub *fn.KubeObject) ([]byte, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.pieces[stub]
+	return b, ok
+}
+
+// drop forgets a stub's piece once it is written.
+func (c *Compactor) drop(stub *fn.KubeObject) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.pieces, stub)
+	c.mu.Unlock()
+}
+
+// itemPiece is the piece of one item as Write encodes it, without the
+// items key that only the first item of a list keeps.
+func itemPiece(obj *fn.KubeObject) ([]byte, error) {
+	b, err := itemBytes(obj, true)
+	if err != nil {
+		return nil, err
+	}
+	// A copy of exactly its length: the encoder's buffer has grown by
+	// doubling, and would keep up to twice the text alive.
+	return bytes.Clone(b[len(itemsKey):]), nil
+}
+
+// Stub is a copy of obj's apiVersion, kind and metadata, nothing else,
+// and of the labels and annotations only those keep allows: what the
+// function reads of an item it is done with.
+func Stub(obj *fn.KubeObject, keep StubFilter) *fn.KubeObject {
+	n := nodeOf(obj)
+	stub := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "apiVersion", "kind":
+			stub.Content = append(stub.Content, yaml.CopyYNode(k), yaml.CopyYNode(v))
+		case "metadata":
+			stub.Content = append(stub.Content, yaml.CopyYNode(k), stubMetadata(v, keep))
+		}
+	}
+	return fn.MoveToKubeObject(yaml.NewRNode(stub))
+}
+
+// stubMetadata copies a metadata map, its labels and annotations
+// filtered by keep.
+func stubMetadata(meta *yaml.Node, keep StubFilter) *yaml.Node {
+	if keep == nil || meta.Kind != yaml.MappingNode {
+		return yaml.CopyYNode(meta)
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: meta.Tag, Style: meta.Style}
+	for i := 0; i+1 < len(meta.Content); i += 2 {
+		k, v := meta.Content[i], meta.Content[i+1]
+		switch {
+		case (k.Value == "labels" || k.Value == "annotations") && v.Kind == yaml.MappingNode:
+			m := &yaml.Node{Kind: yaml.MappingNode, Tag: v.Tag}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				if keep(k.Value, v.Content[j].Value) {
+					m.Content = append(m.Content, yaml.CopyYNode(v.Content[j]), yaml.CopyYNode(v.Content[j+1]))
+				}
+			}
+			out.Content = append(out.Content, yaml.CopyYNode(k), m)
+		case k.Value == "name" || k.Value == "namespace" || k.Value == "labels" || k.Value == "annotations":
+			out.Content = append(out.Content, yaml.CopyYNode(k), yaml.CopyYNode(v))
+		}
+	}
+	return out
+}
+
+// WriteCompacted is Write for a list whose items may be stubs of c: a
+// stub is written as the piece c encoded for it, any other item is
+// encoded as Write does. c must be closed.
+func WriteCompacted(w io.Writer, rl *fn.ResourceList, c *Compactor) error {
+	if err := c.Close(); err != nil {
+		return err
+	}
+	var full fn.KubeObjects
+	at := map[int]int{}
+	for i, it := range rl.Items {
+		if _, ok := c.piece(it); !ok {
+			at[i] = len(full)
+			full = append(full, it)
+		}
+	}
+	pieces, err := takePieces(full)
+	if err != nil {
+		return err
+	}
+	tail, err := tailPieces(rl)
+	if err != nil {
+		return err
+	}
+	if len(pieces) > 0 {
+		pieces[0] = pieces[0][len(itemsKey):]
+	}
+	if _, err := io.WriteString(w, header); err != nil {
+		return err
+	}
+	if len(rl.Items) > 0 {
+		if _, err := io.WriteString(w, itemsKey); err != nil {
+			return err
+		}
+	}
+	for i, it := range rl.Items {
+		var b []byte
+		if j, ok := at[i]; ok {
+			b, pieces[j] = pieces[j], nil
+		} else {
+			b, _ = c.piece(it)
+			c.drop(it)
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		rl.Items[i] = nil
+	}
+	for _, p := range tail {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
