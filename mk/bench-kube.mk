@@ -1,8 +1,11 @@
 # Start-up benchmark on the real cluster (not part of `make test`): a Flux
-# JobSet of 3 and 8 pods rendered by jobset-flux against the same pods
-# without Flux, from kubectl apply to Running, every broker joined, the
-# first output line and Completed. docs/startup.md has the method and the
-# figures; this target rewrites its table block.
+# JobSet of 3 and 8 pods rendered by jobset-flux, in each view-mount mode
+# (copy: the flux-installer copies the view; image: an image volume),
+# against the same pods without Flux, from kubectl apply to Running, every
+# broker joined, the first output line and Completed, and what each pod
+# writes to the node's disk. docs/startup.md has the method and the
+# figures; this target rewrites its table block. One mode only:
+# BENCH_KUBE_FLAGS=-view-mounts=image.
 #
 #   make kube-up                                   once: the cluster must be running
 #   make bench-kube                                3 and 8 pods, 3 runs each (13.5 min at load 10-24)

@@ -52,6 +52,13 @@ kube-session:
 	  KUBECONFIG=$$KUBECONFIG KUBECTL=$$KUBECTL JOBSET_FLUX_BIN=$(BIN)/jobset-flux \
 	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./...
 
+INTEGRATION_TESTS += test-kube-containerd
+
+.PHONY: test-kube-containerd
+## test-kube-containerd: the cluster's containerd 2 runs Flux from a view image mounted as read-only image volume subPaths (its CRI, no Kubernetes).
+test-kube-containerd:
+	bash hack/kube/containerd/smoke.sh
+
 INTEGRATION_TESTS += test-kube-images
 
 .PHONY: test-kube-images

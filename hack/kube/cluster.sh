@@ -124,6 +124,7 @@ cmd_up() {
   log "cleaning up whatever a previous run left"
   cmd_down
   BINS=$(bash "$here/build.sh" | tail -n1)
+  CONTAINERD=$(bash "$here/containerd/build.sh" | tail -n1)
   IMAGES=$(bash "$here/images/build.sh" | tail -n1)
   REGISTRY=$(bash "$here/registry/build.sh" | tail -n1)
   local built=$SECONDS
@@ -364,8 +365,11 @@ start_node() {
   in_ns mount --bind "$S/fake/node" /sys/devices/system/node
   in_ns mount --bind "$S/fake/cpuinfo" /proc/cpuinfo
   make_cgroup_root
-  daemon containerd nsenter -t "$(cat "$S/run/mntns.pid")" -m -- containerd --config "$S/containerd/config.toml"
-  wait_for containerd 30 ctr --address "$SOCK" version
+  # PATH: containerd looks its shim up there first, and must find its own
+  # (a Debian containerd-shim-runc-v2 1.6 may be installed too).
+  daemon containerd nsenter -t "$(cat "$S/run/mntns.pid")" -m -- \
+    env PATH="$CONTAINERD/bin:$PATH" "$CONTAINERD/bin/containerd" --config "$S/containerd/config.toml"
+  wait_for containerd 30 "$CONTAINERD/bin/ctr" --address "$SOCK" version
   daemon kubelet nsenter -t "$(cat "$S/run/mntns.pid")" -m -- "$BINS/bin/kubelet" \
     --config "$S/kubelet-config/config.yaml" --kubeconfig "$S/kubelet.kubeconfig" \
     --hostname-override "$NODE" --node-ip "$BR_IP" --v 1

@@ -72,19 +72,22 @@ current-context: default
 EOF
 }
 
-# write_containerd_config: the cluster's own containerd (own root, state and
-# socket, never the docker engine's). cgroupfs and restrict_oom_score_adj are
-# what this machine needs (cgroups v1, no CAP_SYS_RESOURCE); images come only
-# from the local registry through config_path.
+# write_containerd_config: the cluster's own containerd 2.x (built by
+# hack/kube/containerd/build.sh; own root, state and socket, never the docker
+# engine's), in containerd 2's config version 3, where the CRI is split into
+# an images and a runtime plugin. cgroupfs and restrict_oom_score_adj are what
+# this machine needs (cgroups v1, no CAP_SYS_RESOURCE); images come only from
+# the local registry through config_path (image volumes are pulled the same
+# way). NRI is off: it would make a socket under the host's /var/run/nri.
 write_containerd_config() {
   mkdir -p "$S/containerd"
   cat >"$S/containerd/config.toml" <<EOF
-version = 2
+version = 3
 root = "$S/containerd/root"
 state = "$S/containerd/state"
 oom_score = 0
 # The opt plugin would create /opt/containerd; the others need what is not here.
-disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs",
+disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri",
   "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper",
   "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
 
@@ -98,25 +101,30 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   address = ""
 
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "$S/certs.d"
+
+[plugins."io.containerd.cri.v1.runtime"]
   restrict_oom_score_adj = true
   enable_selinux = false
   disable_apparmor = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
         SystemdCgroup = false
         BinaryName = "$(command -v runc)"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$CNI_BIN"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["$CNI_BIN"]
     conf_dir = "$S/cni/net.d"
-  [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "$S/certs.d"
 EOF
 }
 

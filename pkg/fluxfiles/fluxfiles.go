@@ -66,8 +66,9 @@ func Generate(p *plan.Plan) (Files, error) {
 	}
 	var f Files
 	var err error
-	// An image with its own Flux has no flux-installer to run init.sh.
-	if !p.ImageFlux {
+	// An image with its own Flux, or a mounted view, has no
+	// flux-installer to run init.sh.
+	if p.CopiesView() {
 		if f.Init, err = initScript(); err != nil {
 			return Files{}, err
 		}
@@ -122,8 +123,10 @@ func entrypointScript(p *plan.Plan) (string, error) {
 	if sh.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
-	vals["findFlux"], vals["fluxCheck"] = fluxLookup(p)
 	var err error
+	if vals["findFlux"], vals["fluxCheck"], err = fluxLookup(p); err != nil {
+		return "", err
+	}
 	if vals["setup"], err = setupPart(p, sh); err != nil {
 		return "", err
 	}
@@ -148,16 +151,25 @@ func brokerAttributes(p *plan.Plan, sh *quoter) string {
 }
 
 // fluxLookup returns the lines that find Flux (only when it is the first
-// on the image's PATH) and those that check it runs: the view's copy, or
-// the image's own.
-func fluxLookup(p *plan.Plan) (findFlux, fluxCheck string) {
-	if !p.ImageFlux {
-		return "", strings.TrimSuffix(viewFluxText, "\n")
+// on the image's PATH) and those that check it runs: the view's copy, the
+// mounted view image's view, or the image's own.
+func fluxLookup(p *plan.Plan) (findFlux, fluxCheck string, err error) {
+	switch {
+	case p.MountsView():
+		sh := &quoter{}
+		vals := sh.all(map[string]any{"MountedView": plan.MountedViewDir})
+		if sh.err != nil {
+			return "", "", sh.err
+		}
+		fluxCheck, err = fill(plan.EntrypointScript, strings.TrimSuffix(mountedFluxText, "\n"), vals)
+		return "", fluxCheck, err
+	case !p.ImageFlux:
+		return "", strings.TrimSuffix(viewFluxText, "\n"), nil
 	}
 	if p.Settings.FluxPath == "" {
 		findFlux = "\n" + strings.TrimSuffix(findFluxText, "\n")
 	}
-	return findFlux, strings.TrimSuffix(imageFluxText, "\n")
+	return findFlux, strings.TrimSuffix(imageFluxText, "\n"), nil
 }
 
 // setupPart sources the setup script, which is a file of its own: only

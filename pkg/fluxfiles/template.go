@@ -26,6 +26,8 @@ var (
 	findFluxText string
 	//go:embed entrypoint-flux-view.sh.tmpl
 	viewFluxText string
+	//go:embed entrypoint-flux-mounted.sh.tmpl
+	mountedFluxText string
 	//go:embed entrypoint-flux-image.sh.tmpl
 	imageFluxText string
 	//go:embed entrypoint-run.sh.tmpl

@@ -62,10 +62,13 @@ func imageFlux(s *settings.Settings) bool {
 // mountedPaths are the paths the render mounts into the wrapped
 // container, which the user's mounts must stay clear of: an image with
 // its own Flux gets no software tree, and keeps its own /opt/software (a
-// Spack installation) visible.
-func mountedPaths(imageFlux bool) []string {
-	if imageFlux {
+// Spack installation) visible; a mounted view image adds its views.
+func mountedPaths(s *settings.Settings) []string {
+	switch {
+	case imageFlux(s):
 		return []string{InstallDir, ConfigDir, CurveDir}
+	case mountsView(s):
+		return []string{InstallDir, SoftwareDir, ViewsDir, ConfigDir, CurveDir}
 	}
 	return []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
 }

@@ -78,7 +78,7 @@ const (
 )
 
 // ReservedVolumes are the volume names the function owns in a pod template.
-var ReservedVolumes = []string{InstallVolume, SoftwareVolume, ConfigVolume, CurveVolume, ShmVolume}
+var ReservedVolumes = []string{InstallVolume, SoftwareVolume, ViewVolume, ConfigVolume, CurveVolume, ShmVolume}
 
 // Group is one replicatedJob that joins the instance, in rank order.
 type Group struct {

@@ -29,10 +29,11 @@ const (
 // JobSet whose shape is sound, since they are derived from it.
 func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found := checkImageFlux(&s)
+	found.Add(checkViewMount(&s))
 	found.Add(checkNames(js))
 	found.Add(checkNetwork(js))
 	groups := groups(js, &s)
-	mounted := mountedPaths(imageFlux(&s))
+	mounted := mountedPaths(&s)
 	for _, g := range groups {
 		found.Add(checkGroup(&js.ReplicatedJobs[g.Index], g, mounted))
 	}

@@ -25,6 +25,9 @@ const EnabledAnnotation = AnnotationPrefix + "enabled"
 // fields documented as "derived" mean the plan derives them from the pod.
 type Settings struct {
 	ViewImage string
+	// ViewMount is how the view reaches the pods: ViewMountCopy (the
+	// flux-installer copies it) or ViewMountImage (an image volume).
+	ViewMount string
 	// TasksPerNode: 0 means derived (GPUs per node when more than one, else 1).
 	TasksPerNode int
 	// CoresPerNode: 0 means derived per replicatedJob (the wrapped

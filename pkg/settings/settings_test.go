@@ -128,6 +128,10 @@ func TestCheck(t *testing.T) {
 				strings.Repeat("#", 16<<10+1):                  "at most 16384",
 			},
 		},
+		"view-mount": {
+			good: []string{"copy", "image"},
+			bad:  map[string]string{"Image": "one of copy, image", "volume": "one of copy, image", "": "one of copy, image"},
+		},
 		"log-level": {
 			good: []string{"0", "7", "4"},
 			bad:  map[string]string{"8": "from 0 to 7", "-1": "from 0 to 7", "debug": "whole number", "": "whole number"},

@@ -14,7 +14,7 @@ import (
 // rendered again, is the same output (the golden cases show one render;
 // a second kpt render or Argo CD refresh must change nothing).
 func TestModesRerenderToNothingNew(t *testing.T) {
-	for _, dir := range []string{"launcher-mode", "rerender-switch-to-launcher", "broker-escape-hatches", "setup-script", "image-flux-path", "rerender-switch-to-image-flux"} {
+	for _, dir := range []string{"launcher-mode", "rerender-switch-to-launcher", "broker-escape-hatches", "setup-script", "image-flux-path", "rerender-switch-to-image-flux", "view-mount-image", "rerender-switch-to-view-mount-image", "rerender-switch-to-view-mount-copy"} {
 		t.Run(dir, func(t *testing.T) {
 			in, err := os.ReadFile("testdata/golden/" + dir + "/resources.yaml")
 			if err != nil {

@@ -91,9 +91,9 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 
 	// An image with its own Flux needs no copy of the view: no init
 	// container and no software volume (whose mount would hide the
-	// image's own /opt/software). The install volume stays: it holds the
-	// broker's private state.
-	if !p.ImageFlux {
+	// image's own /opt/software). Nor does a mounted view image. The
+	// install volume stays: it holds the broker's private state.
+	if p.CopiesView() {
 		init := yamltree.EnsureSeq(pod, jobset.InitContainersKey)
 		init.Content = append(init.Content, installer(p, g))
 	}
@@ -113,8 +113,11 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 // fluxVolumes are the volumes of a wrapped pod, but for /dev/shm.
 func fluxVolumes(p *plan.Plan) []*yaml.Node {
 	volumes := []*yaml.Node{emptyDirVolume(plan.InstallVolume)}
-	if !p.ImageFlux {
+	switch {
+	case p.CopiesView():
 		volumes = append(volumes, emptyDirVolume(plan.SoftwareVolume))
+	case p.MountsView():
+		volumes = append(volumes, viewImageVolume(p.ViewImage))
 	}
 	return append(volumes,
 		volume(plan.ConfigVolume, "configMap", yamltree.Map(
@@ -139,8 +142,11 @@ func emptyDirVolume(name string) *yaml.Node { return volume(name, "emptyDir", ya
 // fluxMounts are the wrapped container's mounts of fluxVolumes.
 func fluxMounts(p *plan.Plan) []*yaml.Node {
 	mounts := []*yaml.Node{mount(plan.InstallVolume, plan.InstallDir)}
-	if !p.ImageFlux {
+	switch {
+	case p.CopiesView():
 		mounts = append(mounts, mount(plan.SoftwareVolume, plan.SoftwareDir))
+	case p.MountsView():
+		mounts = append(mounts, viewImageMounts()...)
 	}
 	return append(mounts, readOnlyMount(plan.ConfigVolume, plan.ConfigDir), readOnlyMount(plan.CurveVolume, plan.CurveDir))
 }

@@ -138,6 +138,8 @@ func TestSettingChangeRerendersAsFromScratch(t *testing.T) {
 		"container other":       "container: other",
 		"view none":             "container: app\n  view-image: none",
 		"own view":              "container: other\n  view-image: example.com/view:1",
+		"view mounted":          "container: app\n  view-mount: image",
+		"own view mounted":      "container: other\n  view-mount: image\n  view-image: example.com/view:1",
 		"shm size":              "container: app\n  shm-size: 1Gi",
 		"replicated-jobs other": "replicated-jobs: v",
 	}

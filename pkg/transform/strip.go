@@ -54,21 +54,46 @@ func stripRendering(root *yaml.Node) bool {
 // reports whether it did.
 func stripPod(pod *yaml.Node, pt patterns) bool {
 	mounts := pt.mounts
-	if removeMatching(pod, jobset.InitContainersKey, pt.installer) == 0 {
-		if !holdsAll(pod, jobset.VolumesKey, pt.imageFluxVolumes) {
+	installed := removeMatching(pod, jobset.InitContainersKey, pt.installer) > 0
+	if !installed {
+		// A mounted view's volumes include an image Flux's: it goes first.
+		switch {
+		case holdsAll(pod, jobset.VolumesKey, pt.mountedViewVolumes):
+			mounts = pt.mountedViewMounts
+		case holdsAll(pod, jobset.VolumesKey, pt.imageFluxVolumes):
+			mounts = pt.imageFluxMounts
+		default:
 			return false
 		}
-		mounts = pt.imageFluxMounts
 	}
 	if holdsAny(pod, jobset.VolumesKey, pt.shmVolumes) {
 		mounts = append(mounts[:len(mounts):len(mounts)], pt.shmMount)
 	}
 	removeMatching(pod, jobset.VolumesKey, pt.volumes)
+	if !installed {
+		keepInstallerPlace(pod)
+	}
 	if c := wrappedContainer(pod, mounts); c != nil {
 		removeMatching(c, jobset.VolumeMountsKey, mounts)
 		unwrapCommand(c)
 	}
 	return true
+}
+
+// keepInstallerPlace puts an empty initContainers list where a render
+// that copies the view would have written it, in a pod rendered without
+// one (view-mount: image, or an image with its own Flux) whose volumes
+// were all the function's: before the volumes, so that switching such a
+// pod to copy mode writes the same bytes as rendering the user's pod
+// afresh. A render that adds no installer leaves it empty, and
+// dropEmptied removes it.
+func keepInstallerPlace(pod *yaml.Node) {
+	if _, ok := yamltree.Lookup(pod, jobset.InitContainersKey); ok {
+		return
+	}
+	if v := yamltree.Get(pod, jobset.VolumesKey); v != nil && v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+		yamltree.Set(pod, jobset.InitContainersKey, yamltree.Seq(), jobset.VolumesKey)
+	}
 }
 
 // unrender removes the rendering from a JobSet that an earlier run
@@ -169,10 +194,12 @@ const (
 // patterns are the shapes of what addFlux writes. imageFluxVolumes are
 // the volumes of a pod whose image carries Flux (view-image: none), which
 // has no installer to recognise it by: all of them, in their exact shape,
-// mark it as rendered.
+// mark it as rendered; so do mountedViewVolumes, those of a pod that
+// mounts the view image (view-mount: image).
 type patterns struct {
-	installer, volumes, mounts, imageFluxVolumes, imageFluxMounts, shmVolumes []*yaml.Node
-	shmMount                                                                  *yaml.Node
+	installer, volumes, mounts, imageFluxVolumes, imageFluxMounts []*yaml.Node
+	mountedViewVolumes, mountedViewMounts, shmVolumes             []*yaml.Node
+	shmMount                                                      *yaml.Node
 }
 
 func renderingPatterns() patterns {
@@ -182,13 +209,17 @@ func renderingPatterns() patterns {
 	yamltree.Set(inst, "securityContext", yamltree.String(anyNode), "")
 	pt.installer = []*yaml.Node{inst}
 	pt.shmVolumes = []*yaml.Node{shmVolume(""), shmVolume(anyString)}
-	pt.volumes = append(fluxVolumes(p), pt.shmVolumes...)
+	pt.volumes = append(fluxVolumes(p), append([]*yaml.Node{viewImageVolume(anyString)}, pt.shmVolumes...)...)
 	pt.mounts = fluxMounts(p)
 	pt.shmMount = shmMount()
 	imageFlux := *p
 	imageFlux.ImageFlux = true
 	pt.imageFluxVolumes = fluxVolumes(&imageFlux)
 	pt.imageFluxMounts = fluxMounts(&imageFlux)
+	mounted := *p
+	mounted.Settings.ViewMount = settings.ViewMountImage
+	pt.mountedViewVolumes = fluxVolumes(&mounted)
+	pt.mountedViewMounts = fluxMounts(&mounted)
 	return pt
 }
 

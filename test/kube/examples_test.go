@@ -26,16 +26,21 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	covered := map[string]bool{}
-	for _, e := range examples {
-		covered[e.dir] = true
-		t.Run(e.dir, func(t *testing.T) {
-			t.Parallel()
-			start := time.Now()
-			n := newNamespace(t, "ex-"+e.dir)
-			n.apply(kustomizeBuild(t, overlay(t, e.dir, n.name)))
-			e.check(t, n)
-			t.Logf("%s: %s from apply to the end", e.dir, time.Since(start).Round(time.Second))
-		})
+	for _, mode := range viewMounts {
+		for _, e := range examples {
+			covered[e.dir] = true
+			if _, copyOnly := copyOnlyExamples[e.dir]; copyOnly && mode != copyMode {
+				continue
+			}
+			t.Run(mode+"/"+e.dir, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				n := newNamespace(t, "ex-"+mode+"-"+e.dir)
+				n.apply(kustomizeBuild(t, overlay(t, exampleBase(t, e.dir, mode), n.name)))
+				e.check(t, n, mode)
+				t.Logf("%s (%s): %s from apply to the end", e.dir, mode, time.Since(start).Round(time.Second))
+			})
+		}
 	}
 	for _, entry := range entries {
 		if _, err := os.Stat(filepath.Join(env.repo, "examples", entry.Name(), "kustomization.yaml")); err == nil && !covered[entry.Name()] {
@@ -44,13 +49,13 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// overlay writes a kustomization that puts the example into namespace ns
-// and returns its directory.
+// overlay writes a kustomization that puts the example in directory
+// example into namespace ns and returns its directory.
 func overlay(t *testing.T, example, ns string) string {
 	dir := t.TempDir()
 	// kustomize takes a base outside the kustomization's root only by a
 	// relative path.
-	base, err := filepath.Rel(dir, filepath.Join(env.repo, "examples", example))
+	base, err := filepath.Rel(dir, example)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,24 +66,25 @@ func overlay(t *testing.T, example, ns string) string {
 	return dir
 }
 
-// example is one examples/ directory and what its README promises.
+// example is one examples/ directory and what its README promises, in
+// either view-mount mode.
 type example struct {
 	dir   string
-	check func(t *testing.T, n *namespace)
+	check func(t *testing.T, n *namespace, mode string)
 }
 
 var examples = []example{
-	{"lammps", func(t *testing.T, n *namespace) {
+	{"lammps", func(t *testing.T, n *namespace, mode string) {
 		// Two pods, four lmp tasks each with the example's words, exit 0.
-		out := leaderLog(t, n, "lammps", jobSetCompleted, "node", "lammps")
+		out := leaderLog(t, n, mode, "lammps", jobSetCompleted, "node", "lammps")
 		if c := countSuffix(out, "lmp task ", ": -v x 2 -v y 2 -v z 2 -in in.reaxc.hns -nocite"); c != 8 {
 			t.Errorf("%d of 8 lmp tasks ran with the example's arguments:\n%s", c, out)
 		}
 	}},
-	{"gpu", func(t *testing.T, n *namespace) {
+	{"gpu", func(t *testing.T, n *namespace, mode string) {
 		// Two pods with two GPUs each, two tasks per pod seeing both
 		// GPUs and the words with a space intact.
-		out := leaderLog(t, n, "gpu", jobSetCompleted, "trainer", "train")
+		out := leaderLog(t, n, mode, "gpu", jobSetCompleted, "trainer", "train")
 		want := `["--epochs", "10", "--data", "/data/set with spaces"]`
 		for _, host := range []string{"gpu-trainer-0-0", "gpu-trainer-1-0"} {
 			if c := strings.Count(out, host+" 0,1 "+want+"\n"); c != 2 {
@@ -87,10 +93,11 @@ var examples = []example{
 		}
 	}},
 	{"interactive", checkInteractive},
-	{"own-flux", func(t *testing.T, n *namespace) {
+	{"own-flux", func(t *testing.T, n *namespace, mode string) {
 		// No flux-installer; three tasks, one per pod, each seeing the
 		// setup script's exports.
-		out := leaderLog(t, n, "solver", jobSetCompleted, "node", "solver")
+		// The image's own Flux: neither mode's shape (checked above).
+		out := leaderLog(t, n, "", "solver", jobSetCompleted, "node", "solver")
 		for i := range 3 {
 			want := fmt.Sprintf("rank %d on solver-node-0-%d: OMP_NUM_THREADS=2 SOLVER_CASE=/data/case 1\n", i, i)
 			if !strings.Contains(out, want) {
@@ -107,11 +114,11 @@ var examples = []example{
 			}
 		}
 	}},
-	{"broker-tuning", func(t *testing.T, n *namespace) {
+	{"broker-tuning", func(t *testing.T, n *namespace, mode string) {
 		// The leader's pod is withheld from scheduling: 3 schedulable
 		// nodes, the job on the three workers; each worker's broker logs
 		// its own info messages in its own pod.
-		out := leaderLog(t, n, "tuned", jobSetCompleted, "leader", "app")
+		out := leaderLog(t, n, mode, "tuned", jobSetCompleted, "leader", "app")
 		if want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\ntuned-workers-0-2\n"; !strings.Contains(out, want) {
 			t.Errorf("the leader's log lacks %q:\n%s", want, out)
 		}
@@ -125,10 +132,10 @@ var examples = []example{
 			t.Errorf("the first worker (rank 1) did not log its broker's info messages:\n%s", log)
 		}
 	}},
-	{"multi-job", func(t *testing.T, n *namespace) {
+	{"multi-job", func(t *testing.T, n *namespace, mode string) {
 		// The driver submits 16 jobs once, drains the queue, lists them
 		// all COMPLETED; every pod ends (the native sidecar stops).
-		out := leaderLog(t, n, "ensemble", jobSetCompleted, "driver", "app")
+		out := leaderLog(t, n, mode, "ensemble", jobSetCompleted, "driver", "app")
 		if c, all := strings.Count(out, "hostname COMPLETED\n"), strings.Count(out, "hostname "); c != 16 || all != 16 {
 			t.Errorf("the driver lists %d jobs, %d COMPLETED; want 16, all COMPLETED:\n%s", all, c, out)
 		}
@@ -138,7 +145,7 @@ var examples = []example{
 // leaderLog waits for the JobSet to end as want and returns the log of
 // container in pod 0 of job 0 of replicatedJob rj (rank 0), after checking
 // it exited 0 when want is Completed.
-func leaderLog(t *testing.T, n *namespace, jobSet, want, rj, container string) string {
+func leaderLog(t *testing.T, n *namespace, mode, jobSet, want, rj, container string) string {
 	t.Helper()
 	h := n.expectEnd(jobSet, want, instanceTimeout)
 	leader, ok := h.last.pod(rj, 0, 0)
@@ -151,7 +158,11 @@ func leaderLog(t *testing.T, n *namespace, jobSet, want, rj, container string) s
 	for _, r := range h.retries() {
 		t.Errorf("retry: %s", r)
 	}
-	return n.logs(leader.Metadata.Name, container)
+	log := n.logs(leader.Metadata.Name, container)
+	if mode != "" {
+		checkViewMount(t, mode, leader, log)
+	}
+	return log
 }
 
 func countSuffix(out, prefix, suffix string) int {
@@ -168,7 +179,7 @@ func countSuffix(out, prefix, suffix string) int {
 // rank 0's pod by its labels, kubectl exec into it, wait until flux
 // resource list -s up shows every node, run a job on all four, flux
 // shutdown; the JobSet then completes.
-func checkInteractive(t *testing.T, n *namespace) {
+func checkInteractive(t *testing.T, n *namespace, mode string) {
 	pod := waitPodName(t, n, "jobset.sigs.k8s.io/jobset-name=flux-cluster,jobset.sigs.k8s.io/replicatedjob-name=broker,jobset.sigs.k8s.io/job-index=0,batch.kubernetes.io/job-completion-index=0")
 	readmeEnv := "export PATH=$PATH:/mnt/flux/install/view/bin FLUX_URI=local:///mnt/flux/install/run/local; "
 	exec := func(script string) (string, error) {
@@ -194,6 +205,11 @@ func checkInteractive(t *testing.T, n *namespace) {
 	h := n.expectEnd("flux-cluster", jobSetCompleted, instanceTimeout)
 	for _, r := range h.retries() {
 		t.Errorf("retry: %s", r)
+	}
+	if leader, ok := h.last.pod("broker", 0, 0); ok {
+		checkViewMount(t, mode, leader, n.logs(leader.Metadata.Name, "flux"))
+	} else {
+		t.Errorf("no leader pod left to check the %s mode's shape on", mode)
 	}
 }
 

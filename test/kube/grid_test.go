@@ -35,20 +35,22 @@ func TestGrid(t *testing.T) {
 		{"two", []group{{name: "a", replicas: 2, completions: 2}, {name: "b", replicas: 1, completions: 3}}, 0},
 		{"three", []group{{name: "a", replicas: 1, completions: 2}, {name: "b", replicas: 2, completions: 1}, {name: "c", replicas: 1, completions: 3}}, 3},
 	}
-	for _, s := range shapes {
-		t.Run(s.name, func(t *testing.T) {
-			t.Parallel()
-			runShape(t, s.name, s.groups, s.exit)
-		})
+	for _, mode := range viewMounts {
+		for _, s := range shapes {
+			t.Run(mode+"/"+s.name, func(t *testing.T) {
+				t.Parallel()
+				runShape(t, mode, s.name, s.groups, s.exit)
+			})
+		}
 	}
 }
 
-func runShape(t *testing.T, name string, groups []group, exit int) {
+func runShape(t *testing.T, mode, name string, groups []group, exit int) {
 	start := time.Now()
-	n := newNamespace(t, "grid-"+name)
+	n := newNamespace(t, "grid-"+mode+"-"+name)
 	hosts := hostnames(name, groups...)
 	script := fmt.Sprintf(`echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"; [ "$FLUX_TASK_RANK" != %d ] || exit %d`, len(hosts)-1, exit)
-	n.apply(render(t, jobSet(t, name, nil, []string{"bash", "-c", script}, groups...)))
+	n.apply(render(t, jobSet(t, name, withMode(mode, nil), []string{"bash", "-c", script}, groups...)))
 	want := jobSetCompleted
 	if exit != 0 {
 		want = jobSetFailed
@@ -69,8 +71,9 @@ func runShape(t *testing.T, name string, groups []group, exit int) {
 	if code := exitCode(leader, "app"); code != exit {
 		t.Errorf("leader exit %d, want the job's %d", code, exit)
 	}
+	checkViewMount(t, mode, leader, out)
 	checkNoRetries(t, n, h, groups)
-	t.Logf("%d pods, %s from apply to %s", len(hosts), time.Since(start).Round(time.Second), want)
+	t.Logf("%s mode, %d pods, %s from apply to %s", mode, len(hosts), time.Since(start).Round(time.Second), want)
 	if exit != 0 {
 		logFollowers(t, h)
 	}
@@ -154,43 +157,53 @@ func TestSecurityContext(t *testing.T) {
 		{"restricted", map[string]any{"runAsUser": 1001, "runAsGroup": 1001, "fsGroup": 1001, "runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
 			map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			n := newNamespace(t, "sec-"+tc.name)
-			if tc.ctr != nil {
-				// The API server's PodSecurity admission judges every pod
-				// the Job controller creates here.
-				if out, err := kubectl(context.Background(), nil, "label", "namespace", n.name, "pod-security.kubernetes.io/enforce=restricted"); err != nil {
-					t.Fatalf("%v\n%s", err, out)
-				}
-			}
-			ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c",
-				`echo "uid $(id -u) gid $(id -g) on $(hostname) groups $(id -G)"; [ "$FLUX_TASK_RANK" != 0 ] || stat -Lc 'cert %a %u:%g' /mnt/flux/curve/curve.cert`}}
-			if tc.ctr != nil {
-				ctr["securityContext"] = tc.ctr
-			}
-			groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr, pod: map[string]any{"securityContext": tc.pod}}}
-			name := "sec"
-			n.apply(render(t, jobSet(t, name, nil, nil, groups...)))
-			h := n.expectEnd(name, jobSetCompleted, instanceTimeout)
-			leader, _ := h.last.pod("w", 0, 0)
-			out := n.logs(leader.Metadata.Name, "app")
-			for _, host := range hostnames(name, groups...) {
-				if !strings.Contains(out, "uid 1001 gid 1001 on "+host+" groups 1001") {
-					t.Errorf("no task ran as 1001:1001 with group 1001 first on %s:\n%s", host, out)
-				}
-			}
-			// kubelet: Secret files are root-owned, fsGroup's group, mode
-			// defaultMode (0444 from the function) with group read.
-			if !strings.Contains(out, "cert 444 0:1001\n") {
-				t.Errorf("the mounted certificate is not 0444 root:1001:\n%s", out)
-			}
-			for _, l := range strings.Split(out, "\n") {
-				if strings.HasPrefix(l, "uid ") || strings.HasPrefix(l, "cert ") {
-					t.Logf("job: %s", l)
-				}
-			}
-		})
+		for _, mode := range viewMounts {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				runSecurityContext(t, mode, tc.name, tc.pod, tc.ctr)
+			})
+		}
+	}
+}
+
+// runSecurityContext is one TestSecurityContext case in one view-mount
+// mode: podSec and ctrSec are the pod's and the container's
+// securityContext (ctrSec nil: none, and no Pod Security Standard).
+func runSecurityContext(t *testing.T, mode, name string, podSec, ctrSec map[string]any) {
+	n := newNamespace(t, "sec-"+mode+"-"+name)
+	if ctrSec != nil {
+		// The API server's PodSecurity admission judges every pod
+		// the Job controller creates here.
+		if out, err := kubectl(context.Background(), nil, "label", "namespace", n.name, "pod-security.kubernetes.io/enforce=restricted"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c",
+		`echo "uid $(id -u) gid $(id -g) on $(hostname) groups $(id -G)"; [ "$FLUX_TASK_RANK" != 0 ] || stat -Lc 'cert %a %u:%g' /mnt/flux/curve/curve.cert`}}
+	if ctrSec != nil {
+		ctr["securityContext"] = ctrSec
+	}
+	groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr, pod: map[string]any{"securityContext": podSec}}}
+	js := "sec"
+	n.apply(render(t, jobSet(t, js, withMode(mode, nil), nil, groups...)))
+	h := n.expectEnd(js, jobSetCompleted, instanceTimeout)
+	leader, _ := h.last.pod("w", 0, 0)
+	out := n.logs(leader.Metadata.Name, "app")
+	checkViewMount(t, mode, leader, out)
+	for _, host := range hostnames(js, groups...) {
+		if !strings.Contains(out, "uid 1001 gid 1001 on "+host+" groups 1001") {
+			t.Errorf("no task ran as 1001:1001 with group 1001 first on %s:\n%s", host, out)
+		}
+	}
+	// kubelet: Secret files are root-owned, fsGroup's group, mode
+	// defaultMode (0444 from the function) with group read.
+	if !strings.Contains(out, "cert 444 0:1001\n") {
+		t.Errorf("the mounted certificate is not 0444 root:1001:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "uid ") || strings.HasPrefix(l, "cert ") {
+			t.Logf("job: %s", l)
+		}
 	}
 }
 

@@ -11,13 +11,23 @@ import (
 // completes.
 func TestLauncher(t *testing.T) {
 	t.Parallel()
-	n := newNamespace(t, "launcher")
+	for _, mode := range viewMounts {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			runLauncher(t, mode)
+		})
+	}
+}
+
+func runLauncher(t *testing.T, mode string) {
+	n := newNamespace(t, "launcher-"+mode)
 	groups := []group{{name: "driver", replicas: 1, completions: 1}, {name: "w", replicas: 1, completions: 2}}
 	script := `flux submit --quiet --cc 1-6 hostname && flux queue drain && echo "jobs $(flux jobs -a -no '{name}' | wc -l)" && flux jobs -a -no '{result}' | sort | uniq -c | sed 's/^ */result /'`
-	n.apply(render(t, jobSet(t, "drv", map[string]string{"flux-framework.org/launcher": "true"}, []string{"bash", "-c", script}, groups...)))
+	n.apply(render(t, jobSet(t, "drv", withMode(mode, map[string]string{"flux-framework.org/launcher": "true"}), []string{"bash", "-c", script}, groups...)))
 	h := n.expectEnd("drv", jobSetCompleted, instanceTimeout)
 	leader, _ := h.last.pod("driver", 0, 0)
 	out := n.logs(leader.Metadata.Name, "app")
+	checkViewMount(t, mode, leader, out)
 	if !strings.Contains(out, "jobs 6\n") || !strings.Contains(out, "result 6 COMPLETED\n") {
 		t.Errorf("want 6 jobs, all COMPLETED, once in the instance:\n%s", out)
 	}
@@ -29,17 +39,27 @@ func TestLauncher(t *testing.T) {
 // flux resource list counts them and the job's tasks get them.
 func TestGPUs(t *testing.T) {
 	t.Parallel()
-	n := newNamespace(t, "gpus")
+	for _, mode := range viewMounts {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			runGPUs(t, mode)
+		})
+	}
+}
+
+func runGPUs(t *testing.T, mode string) {
+	n := newNamespace(t, "gpus-"+mode)
 	ctr := map[string]any{
 		"name": "app", "image": appImage,
 		"command":   []string{"bash", "-c", `echo "gpu $CUDA_VISIBLE_DEVICES on $(hostname)"; [ "$FLUX_TASK_RANK" != 0 ] || flux resource list -no "ngpus {ngpus}"`},
 		"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": 1}},
 	}
 	groups := []group{{name: "g", replicas: 2, completions: 1, container: ctr}}
-	n.apply(render(t, jobSet(t, "gpus", nil, nil, groups...)))
+	n.apply(render(t, jobSet(t, "gpus", withMode(mode, nil), nil, groups...)))
 	h := n.expectEnd("gpus", jobSetCompleted, instanceTimeout)
 	leader, _ := h.last.pod("g", 0, 0)
 	out := n.logs(leader.Metadata.Name, "app")
+	checkViewMount(t, mode, leader, out)
 	for _, host := range hostnames("gpus", groups...) {
 		if !strings.Contains(out, "gpu 0 on "+host+"\n") {
 			t.Errorf("the task on %s did not get GPU 0:\n%s", host, out)
@@ -77,13 +97,23 @@ func TestImageFlux(t *testing.T) {
 // entrypoint says so.
 func TestCoreOnlyView(t *testing.T) {
 	t.Parallel()
-	n := newNamespace(t, "coreonly")
+	for _, mode := range viewMounts {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			runCoreOnlyView(t, mode)
+		})
+	}
+}
+
+func runCoreOnlyView(t *testing.T, mode string) {
+	n := newNamespace(t, "coreonly-"+mode)
 	cmd := []string{"bash", "-c", `[ "$FLUX_TASK_RANK" != 0 ] || flux module list | awk 'NR > 1 && /^sched/ {print "module", $1}'; echo "task $FLUX_TASK_RANK on $(hostname)"`}
 	groups := []group{{name: "w", replicas: 1, completions: 2}}
-	n.apply(render(t, jobSet(t, "core", map[string]string{"flux-framework.org/view-image": coreOnlyView}, cmd, groups...)))
+	n.apply(render(t, jobSet(t, "core", withMode(mode, map[string]string{"flux-framework.org/view-image": coreOnlyView}), cmd, groups...)))
 	h := n.expectEnd("core", jobSetCompleted, instanceTimeout)
 	leader, _ := h.last.pod("w", 0, 0)
 	out := n.logs(leader.Metadata.Name, "app")
+	checkViewMount(t, mode, leader, out)
 	for _, want := range []string{"module sched-simple\n", "task 1 on core-w-0-1\n", "scheduler: sched-simple"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the leader's log lacks %q:\n%s", want, out)

@@ -23,6 +23,12 @@ type object struct {
 		NodeName       string      `json:"nodeName"`
 		InitContainers []container `json:"initContainers"`
 		Containers     []container `json:"containers"`
+		Volumes        []struct {
+			Name  string `json:"name"`
+			Image *struct {
+				Reference string `json:"reference"`
+			} `json:"image"`
+		} `json:"volumes"`
 	} `json:"spec"`
 	Status struct {
 		Phase                 string            `json:"phase"`

@@ -4,7 +4,7 @@
 # mount namespace (unshare --mount --propagation private), which takes every
 # mount with it when its last process exits, so nothing reaches the host.
 #
-# Usage: sandbox.sh init|app COMMAND [ARG...]
+# Usage: sandbox.sh init|app|mounted COMMAND [ARG...]
 # The volumes come from SB_IMAGE (the view image's /opt, init only),
 # SB_INSTALL, SB_SOFTWARE, SB_CONFIG, SB_CURVE (app only), SB_LOG (the stub's
 # records, at /mnt/stub-log) and SB_WORK (the working directory).
@@ -38,6 +38,18 @@ init)
 app)
 	mount -t tmpfs -o mode=0755 jobset-flux-test /opt
 	bind "${SB_SOFTWARE:?}" /opt/software
+	bind "${SB_INSTALL:?}" /mnt/flux/install
+	bind "${SB_CONFIG:?}" /mnt/flux/config
+	bind "${SB_CURVE:?}" /mnt/flux/curve
+	;;
+mounted)
+	# view-mount: image: the view image's software and views, read-only
+	# at their own paths; no software emptyDir.
+	mount -t tmpfs -o mode=0755 jobset-flux-test /opt
+	bind "${SB_IMAGE:?}/software" /opt/software
+	bind "${SB_IMAGE:?}/views" /opt/views
+	mount -o remount,bind,ro /opt/software
+	mount -o remount,bind,ro /opt/views
 	bind "${SB_INSTALL:?}" /mnt/flux/install
 	bind "${SB_CONFIG:?}" /mnt/flux/config
 	bind "${SB_CURVE:?}" /mnt/flux/curve

@@ -32,16 +32,24 @@ type spec struct {
 	name, namespace, image string
 	pods                   int
 	flux                   bool
-	script                 string
+	// viewMount is the view-mount mode of a Flux JobSet: "copy" (the
+	// default, written as no annotation) or "image".
+	viewMount string
+	script    string
 }
 
 // input writes the JobSet a user would write: one replicatedJob, one Job
 // of completions = parallelism = pods, one app container running script
-// under bash. Only the annotation tells Flux from the floor.
+// under bash. Only the annotations tell Flux from the floor, and one
+// view-mount mode from the other.
 func (s spec) input() ([]byte, error) {
 	meta := map[string]any{"name": s.name, "namespace": s.namespace}
 	if s.flux {
-		meta["annotations"] = map[string]string{"flux-framework.org/enabled": "true"}
+		ann := map[string]string{"flux-framework.org/enabled": "true"}
+		if s.viewMount != "" && s.viewMount != "copy" {
+			ann["flux-framework.org/view-mount"] = s.viewMount
+		}
+		meta["annotations"] = ann
 	}
 	container := map[string]any{
 		"name": "app", "image": s.image,

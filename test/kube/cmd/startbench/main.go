@@ -33,6 +33,7 @@ type options struct {
 	function, kubectl, kubeconfig, kubeletDir string
 	image, dir, doc                           string
 	sizes                                     []int
+	mounts                                    []string
 	runs                                      int
 	timeout                                   time.Duration
 }
@@ -58,6 +59,7 @@ func parseFlags() (*options, error) {
 	flag.StringVar(&o.dir, "dir", "_out/bench-kube", "where render inputs and runs.json go")
 	flag.StringVar(&o.doc, "doc", "", "a Markdown file whose startbench block (between <!-- startbench:begin --> and <!-- startbench:end -->) gets the tables")
 	list := flag.String("sizes", "3,8", "comma-separated pod counts")
+	mounts := flag.String("view-mounts", "copy,image", "the Flux variants: view-mount copy, image, or both")
 	flag.IntVar(&o.runs, "runs", 3, "timed runs per pod count and variant")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on one run")
 	flag.Parse()
@@ -67,6 +69,10 @@ func parseFlags() (*options, error) {
 			return nil, fmt.Errorf("-sizes: %q is not a pod count", f)
 		}
 		o.sizes = append(o.sizes, n)
+	}
+	var err error
+	if o.mounts, err = parseMounts(*mounts); err != nil {
+		return nil, err
 	}
 	if o.runs < 1 {
 		return nil, errors.New("-runs must be at least 1")
@@ -109,7 +115,7 @@ func (o *options) clusterEnv() error {
 // bench1 runs everything and prints (and writes) the tables.
 func bench1(o *options) error {
 	b := &bench{c: &cluster{kubectl: o.kubectl, kubeconfig: o.kubeconfig}, function: o.function,
-		image: o.image, dir: o.dir, kubeletDir: o.kubeletDir, timeout: o.timeout}
+		image: o.image, dir: o.dir, kubeletDir: o.kubeletDir, stateDir: filepath.Dir(o.kubeconfig), timeout: o.timeout}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
@@ -121,13 +127,13 @@ func bench1(o *options) error {
 	}
 	started := time.Now()
 	var runs []*result
-	warm := map[int]*result{}
+	warm := map[string]*result{}
 	var done []int
 	for _, n := range o.sizes {
-		got, w, err := b.size(n, o.runs)
+		got, w, err := b.size(n, o.runs, o.mounts)
 		runs = append(runs, got...)
-		if w != nil {
-			warm[n] = w
+		for m, r := range w {
+			warm[warmKey(n, m)] = r
 		}
 		if err != nil {
 			// What finished is still written, marked as partial.
@@ -139,71 +145,71 @@ func bench1(o *options) error {
 			return err
 		}
 	}
-	fmt.Print(tables(o.sizes, runs, warm))
+	fmt.Print(tables(o.sizes, o.mounts, runs, warm))
 	fmt.Fprintf(os.Stderr, "startbench: %d runs in %s\n", len(runs)+len(warm), time.Since(started).Round(time.Second))
 	return nil
 }
 
-// size runs one pod count: the warm-up, then the timed runs.
-func (b *bench) size(n, reps int) ([]*result, *result, error) {
-	w, err := b.warmUp(n)
-	if err != nil {
-		return nil, nil, err
+// size runs one pod count: a warm-up per view-mount mode, then the timed
+// runs of the floor and every mode, in an order that rotates.
+func (b *bench) size(n, reps int, mounts []string) ([]*result, map[string]*result, error) {
+	warm := map[string]*result{}
+	for _, m := range mounts {
+		w, err := b.warmUp(n, m)
+		if err != nil {
+			return nil, warm, err
+		}
+		warm[m] = w
 	}
 	var runs []*result
 	for rep := 1; rep <= reps; rep++ {
-		// Alternate which variant goes first, so that a trend in the
-		// machine's load falls on both alike.
-		order := []bool{true, false}
-		if rep%2 == 0 {
-			order = []bool{false, true}
-		}
-		for _, flux := range order {
-			r, err := b.timed(flux, n, rep)
+		for _, v := range order(mounts, rep) {
+			r, err := b.timed(v, n, rep)
 			if err != nil {
-				return runs, w, err
+				return runs, warm, err
 			}
 			runs = append(runs, r)
 		}
 	}
-	return runs, w, nil
+	return runs, warm, nil
 }
+
+// warmKey keys the warm-up runs by pod count and view-mount mode.
+func warmKey(n int, mount string) string { return fmt.Sprintf("%d-%s", n, mount) }
 
 // report writes runs.json and the doc block with the pod counts done so
 // far, so that a run that fails later (the cluster taken down under it)
 // keeps what it measured.
-func (b *bench) report(o *options, started time.Time, sizes []int, runs []*result, warm map[int]*result, failed error) error {
+func (b *bench) report(o *options, started time.Time, sizes []int, runs []*result, warm map[string]*result, failed error) error {
 	if err := writeRuns(filepath.Join(o.dir, "runs.json"), runs, warm); err != nil {
 		return err
 	}
 	if o.doc == "" {
 		return nil
 	}
-	body := header(o, started) + tables(sizes, runs, warm)
+	body := header(o, started) + tables(sizes, o.mounts, runs, warm)
 	if failed != nil {
 		body += fmt.Sprintf("**Partial**: the benchmark stopped with: %s\n\n", strings.ReplaceAll(failed.Error(), "\n", " "))
 	}
 	return updateDoc(o.doc, body)
 }
 
-// warmUp is one untimed Flux run that holds its pods while it measures
-// their view copies on disk; it also pulls every image the timed runs use.
-func (b *bench) warmUp(n int) (*result, error) {
+// warmUp is one untimed Flux run of one view-mount mode that holds its
+// pods while it measures what they wrote to the node's disk; it also
+// pulls every image the timed runs use.
+func (b *bench) warmUp(n int, mount string) (*result, error) {
 	t0 := time.Now()
-	r, err := b.run(true, n, 0, true)
+	r, err := b.run(fluxVariant(mount), n, 0, true)
 	if err != nil {
-		return nil, fmt.Errorf("warm-up, %d pods: %w", n, err)
+		return nil, fmt.Errorf("warm-up, %s, %d pods: %w", mount, n, err)
 	}
-	fmt.Fprintf(os.Stderr, "startbench: warm-up %d pods: all pods Running %.2f s after apply, view copy %s (%s in all)\n", n, r.Milestones[msRunning], diskCell(r.Disk), time.Since(t0).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "startbench: warm-up %s %d pods: all pods Running %.2f s after apply, disk %s (%s in all)\n", mount, n, r.Milestones[msRunning], diskCell(r.Disk), time.Since(t0).Round(time.Second))
 	return r, nil
 }
 
-func (b *bench) timed(flux bool, n, rep int) (*result, error) {
-	kind := "floor"
-	if flux {
-		kind = "flux"
-	}
-	r, err := b.run(flux, n, rep, false)
+func (b *bench) timed(v variant, n, rep int) (*result, error) {
+	kind := v.String()
+	r, err := b.run(v, n, rep, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s, %d pods, run %d: %w", kind, n, rep, err)
 	}
@@ -212,7 +218,7 @@ func (b *bench) timed(flux bool, n, rep int) (*result, error) {
 	return r, nil
 }
 
-func writeRuns(path string, runs []*result, warm map[int]*result) error {
+func writeRuns(path string, runs []*result, warm map[string]*result) error {
 	b, err := marshal(map[string]any{"runs": runs, "warmUp": warm})
 	if err != nil {
 		return err

@@ -114,21 +114,24 @@ func (b *bench) collect(r *result, t *tracker) error {
 // broker events to the run.
 func (b *bench) fluxPod(r *result, t *tracker, p pod, app []logLine) error {
 	name := p.Metadata.Name
-	inst, err := b.logs(r.Namespace, name, "flux-installer")
-	if err != nil {
-		return err
-	}
-	start, done, err := installerSpan(inst)
-	if err != nil {
-		return fmt.Errorf("pod %s: %w", name, err)
-	}
-	r.InitCopy = append(r.InitCopy, done.Sub(start).Seconds())
-	if s, f, ok := p.initStatus(); ok {
-		r.InitStatus = append(r.InitStatus, s+" "+f)
-	}
 	m := r.Milestones
-	m[msInitStart] = max(m[msInitStart], t.since(start))
-	m[msInitDone] = max(m[msInitDone], t.since(done))
+	// A mounted view (view-mount image) has no flux-installer to time.
+	if r.ViewMount != "image" {
+		inst, err := b.logs(r.Namespace, name, "flux-installer")
+		if err != nil {
+			return err
+		}
+		start, done, err := installerSpan(inst)
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", name, err)
+		}
+		r.InitCopy = append(r.InitCopy, done.Sub(start).Seconds())
+		if s, f, ok := p.initStatus(); ok {
+			r.InitStatus = append(r.InitStatus, s+" "+f)
+		}
+		m[msInitStart] = max(m[msInitStart], t.since(start))
+		m[msInitDone] = max(m[msInitDone], t.since(done))
+	}
 	exec, ok := firstWith(app, "jobset-flux: starting:")
 	if !ok {
 		return fmt.Errorf("pod %s: the entrypoint never logged starting", name)

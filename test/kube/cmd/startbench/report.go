@@ -85,32 +85,91 @@ func values(runs []*result, from, to string) []float64 {
 	return v
 }
 
-// sizeTables writes the tables of one pod count.
-func sizeTables(b *strings.Builder, pods int, flux, floor []*result, warm *result) {
+// sizeTables writes the tables of one pod count: a column per Flux
+// view-mount mode (flux, keyed by mode, in the order of mounts) beside
+// the floor, with each mode's ratio to the floor.
+func sizeTables(b *strings.Builder, pods int, mounts []string, flux map[string][]*result, floor []*result, warm map[string]*result) {
 	fmt.Fprintf(b, "### %d pods\n\n", pods)
-	loads, others := loadRange(append(slices.Clone(flux), floor...))
-	fmt.Fprintf(b, "%d Flux and %d floor runs, interleaved; 1-minute load at their starts %s; other pods running on the node at their starts %s.\n\n", len(flux), len(floor), loads, others)
-	b.WriteString("| from `kubectl apply` to | Flux | floor | Flux/floor |\n|---|---|---|---|\n")
+	all := slices.Clone(floor)
+	counts := make([]string, 0, len(mounts))
+	for _, m := range mounts {
+		all = append(all, flux[m]...)
+		counts = append(counts, fmt.Sprintf("%d Flux (%s)", len(flux[m]), m))
+	}
+	loads, others := loadRange(all)
+	fmt.Fprintf(b, "%s and %d floor runs, interleaved; 1-minute load at their starts %s; other pods running on the node at their starts %s.\n\n", strings.Join(counts, ", "), len(floor), loads, others)
+	head, rule := "| from `kubectl apply` to", "|---"
+	for _, m := range mounts {
+		head += " | Flux, " + m
+		rule += "|---"
+	}
+	head += " | floor"
+	rule += "|---"
+	for _, m := range mounts {
+		head += " | " + m + "/floor"
+		rule += "|---"
+	}
+	b.WriteString(head + " |\n" + rule + "|\n")
 	for _, row := range milestoneRows {
-		f := summarize(values(flux, "", row.key))
 		var fl summary
 		if row.floor {
 			fl = summarize(values(floor, "", row.key))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", row.label, f, fl, ratio(f, fl))
+		cells, ratios := "", ""
+		for _, m := range mounts {
+			f := summarize(values(flux[m], "", row.key))
+			cells += " | " + f.String()
+			ratios += " | " + ratio(f, fl)
+		}
+		fmt.Fprintf(b, "| %s%s | %s%s |\n", row.label, cells, fl, ratios)
 	}
-	b.WriteString("\n| Flux start-up, split | median (min-max) |\n|---|---|\n")
-	for _, row := range splitRows {
-		fmt.Fprintf(b, "| %s | %s |\n", row.label, summarize(values(flux, row.from, row.to)))
+	splitTable(b, mounts, flux, warm)
+}
+
+// splitTable writes the Flux start-up's parts, per view-mount mode, and
+// what each pod wrote to the node's disk.
+func splitTable(b *strings.Builder, mounts []string, flux map[string][]*result, warm map[string]*result) {
+	head, rule := "| Flux start-up, split", "|---"
+	for _, m := range mounts {
+		head += " | " + m
+		rule += "|---"
 	}
-	var copies []float64
-	for _, r := range flux {
-		copies = append(copies, r.InitCopy...)
+	b.WriteString("\n" + head + " |\n" + rule + "|\n")
+	row := func(label string, cell func(m string) string) {
+		b.WriteString("| " + label)
+		for _, m := range mounts {
+			b.WriteString(" | " + cell(m))
+		}
+		b.WriteString(" |\n")
 	}
-	fmt.Fprintf(b, "| init container: one pod's view copy (%d pods) | %s |\n", len(copies), summarize(copies))
-	if warm != nil {
-		fmt.Fprintf(b, "| disk: the view copy per pod (flux-install/view + flux-software) | %s |\n", diskCell(warm.Disk))
+	for _, r := range splitRows {
+		row(r.label, func(m string) string { return summarize(values(flux[m], r.from, r.to)).String() })
 	}
+	row("from apply to the last broker started (no view copy in image mode)", func(m string) string {
+		return summarize(values(flux[m], "", msBrokerStart)).String()
+	})
+	row("init container: one pod's view copy", func(m string) string {
+		var copies []float64
+		for _, r := range flux[m] {
+			copies = append(copies, r.InitCopy...)
+		}
+		if len(copies) == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%s (%d pods)", summarize(copies), len(copies))
+	})
+	row("disk: per pod, in its emptyDirs (flux-install/view + flux-software)", func(m string) string {
+		if w := warm[m]; w != nil {
+			return diskCell(w.Disk)
+		}
+		return ""
+	})
+	row("disk: per pod, the image volume's writable layer", func(m string) string {
+		if w := warm[m]; w != nil && m == "image" {
+			return diskCell(w.ImageVolumes)
+		}
+		return "none"
+	})
 	b.WriteString("\n")
 }
 
@@ -138,29 +197,44 @@ func diskCell(d []diskUsage) string {
 		files = append(files, float64(u.Files))
 	}
 	bs, as, fs := summarize(bytes), summarize(alloc), summarize(files)
-	cell := fmt.Sprintf("%.1f MB apparent, %.1f MB allocated, %.0f entries", bs.med/1e6, as.med/1e6, fs.med)
+	cell := fmt.Sprintf("%s apparent, %s allocated, %.0f entries", size(bs.med), size(as.med), fs.med)
 	if bs.min != bs.max {
-		cell += fmt.Sprintf(" (apparent %.1f-%.1f MB)", bs.min/1e6, bs.max/1e6)
+		cell += fmt.Sprintf(" (apparent %s-%s)", size(bs.min), size(bs.max))
 	}
-	return cell + fmt.Sprintf("; %.1f MB for the %d pods", as.med*float64(len(d))/1e6, len(d))
+	return cell + fmt.Sprintf("; %s for the %d pods", size(as.med*float64(len(d))), len(d))
+}
+
+// size is a byte count in MB, or in kB below a tenth of a MB (what an
+// image volume's writable layer or a mounted view's link come to).
+func size(bytes float64) string {
+	if bytes < 1e5 {
+		return fmt.Sprintf("%.1f kB", bytes/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", bytes/1e6)
 }
 
 // tables writes every pod count's tables, in the order of sizes.
-func tables(sizes []int, runs []*result, warm map[int]*result) string {
+func tables(sizes []int, mounts []string, runs []*result, warm map[string]*result) string {
 	var b strings.Builder
 	for _, n := range sizes {
-		var flux, floor []*result
+		flux := map[string][]*result{}
+		var floor []*result
 		for _, r := range runs {
-			if r.Pods != n {
-				continue
-			}
-			if r.Flux {
-				flux = append(flux, r)
-			} else {
+			switch {
+			case r.Pods != n:
+			case !r.Flux:
 				floor = append(floor, r)
+			case r.ViewMount == "":
+				flux["copy"] = append(flux["copy"], r)
+			default:
+				flux[r.ViewMount] = append(flux[r.ViewMount], r)
 			}
 		}
-		sizeTables(&b, n, flux, floor, warm[n])
+		w := map[string]*result{}
+		for _, m := range mounts {
+			w[m] = warm[warmKey(n, m)]
+		}
+		sizeTables(&b, n, mounts, flux, floor, w)
 	}
 	return b.String()
 }

@@ -30,6 +30,7 @@ const (
 // result is one run, as written to runs.json.
 type result struct {
 	Flux       bool               `json:"flux"`
+	ViewMount  string             `json:"viewMount,omitempty"`
 	Pods       int                `json:"pods"`
 	Rep        int                `json:"rep"`
 	Name       string             `json:"name"`
@@ -41,6 +42,9 @@ type result struct {
 	InitCopy   []float64          `json:"initCopy,omitempty"`   // per pod, seconds (log lines)
 	InitStatus []string           `json:"initStatus,omitempty"` // per pod, the pod status's startedAt-finishedAt (whole seconds)
 	Disk       []diskUsage        `json:"disk,omitempty"`       // warm-up only
+	// ImageVolumes are the writable layers of the image volumes mounted
+	// while the warm-up of view-mount image held its pods.
+	ImageVolumes []diskUsage `json:"imageVolumes,omitempty"`
 }
 
 // bench is what every run needs.
@@ -50,6 +54,7 @@ type bench struct {
 	image      string
 	dir        string
 	kubeletDir string
+	stateDir   string // the cluster's state directory (hack/kube), where containerd's PID is
 	timeout    time.Duration
 }
 
@@ -62,10 +67,14 @@ func randomName(prefix string) string {
 // run measures one JobSet of pods in a namespace of its own, fresh names
 // both, and deletes the namespace afterwards. hold is the warm-up: its
 // pods sleep until their emptyDirs are measured, and no times are kept.
-func (b *bench) run(flux bool, pods, rep int, hold bool) (*result, error) {
+func (b *bench) run(v variant, pods, rep int, hold bool) (*result, error) {
+	flux := v.flux
 	kind := "b"
-	if flux {
+	switch {
+	case v.copies():
 		kind = "f"
+	case flux:
+		kind = "i"
 	}
 	ns, err := b.c.newNamespace(fmt.Sprintf("sb-%s%d", kind, pods))
 	if ns != "" {
@@ -78,7 +87,7 @@ func (b *bench) run(flux bool, pods, rep int, hold bool) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := spec{name: randomName("sb" + kind + strconv.Itoa(pods) + "-"), namespace: ns, image: b.image, pods: pods, flux: flux, script: jobScript}
+	s := spec{name: randomName("sb" + kind + strconv.Itoa(pods) + "-"), namespace: ns, image: b.image, pods: pods, flux: flux, viewMount: v.mount, script: jobScript}
 	if hold {
 		s.script = holdScript
 	}
@@ -86,7 +95,7 @@ func (b *bench) run(flux bool, pods, rep int, hold bool) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &result{Flux: flux, Pods: pods, Rep: rep, Name: s.name, Namespace: ns, Milestones: map[string]float64{}}
+	r := &result{Flux: flux, ViewMount: v.mount, Pods: pods, Rep: rep, Name: s.name, Namespace: ns, Milestones: map[string]float64{}}
 	r.OtherPods = b.otherPods(ns)
 	tr, err := b.applyAndWatch(r, manifest, hold)
 	if err != nil {
@@ -96,7 +105,10 @@ func (b *bench) run(flux bool, pods, rep int, hold bool) (*result, error) {
 		if at, ok := tr.latest(tr.started); ok {
 			r.Milestones[msRunning] = tr.since(at)
 		}
-		r.Disk, err = b.disk(tr)
+		if r.Disk, err = b.disk(tr); err != nil || v.copies() {
+			return r, err
+		}
+		r.ImageVolumes, err = b.imageVolumes()
 		return r, err
 	}
 	return r, b.collect(r, tr)

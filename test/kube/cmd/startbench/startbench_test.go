@@ -150,7 +150,7 @@ func TestMeasure(t *testing.T) {
 // replicatedJob of N pods running the script under bash.
 func TestInput(t *testing.T) {
 	for _, flux := range []bool{true, false} {
-		s := spec{name: "sbf3-ab12", namespace: "ns", image: "img", pods: 3, flux: flux, script: jobScript}
+		s := spec{name: "sbf3-ab12", namespace: "ns", image: "img", pods: 3, flux: flux, viewMount: "image", script: jobScript}
 		b, err := s.input()
 		if err != nil {
 			t.Fatal(err)
@@ -193,28 +193,82 @@ func TestInput(t *testing.T) {
 		if got := js.Metadata.Annotations["flux-framework.org/enabled"] == "true"; got != flux {
 			t.Errorf("flux=%v: annotations %v", flux, js.Metadata.Annotations)
 		}
+		if got := js.Metadata.Annotations["flux-framework.org/view-mount"]; flux && got != "image" || !flux && got != "" {
+			t.Errorf("flux=%v: view-mount annotation %q", flux, got)
+		}
 	}
 }
 
-// TestTables: every row is there, ratios only where the floor has the
-// milestone.
+// TestTables: every row is there, a column per view-mount mode, ratios
+// only where the floor has the milestone, the image mode without a view
+// copy.
 func TestTables(t *testing.T) {
-	mk := func(flux bool, scale float64) *result {
+	mk := func(v variant, scale float64) *result {
 		m := map[string]float64{}
 		for i, row := range milestoneRows {
-			if flux || row.floor {
+			if v.flux && (v.copies() || (row.key != msInitStart && row.key != msInitDone)) || row.floor {
 				m[row.key] = float64(i+1) * scale
 			}
 		}
-		return &result{Flux: flux, Pods: 3, Milestones: m, InitCopy: []float64{1, 2}}
+		r := &result{Flux: v.flux, ViewMount: v.mount, Pods: 3, Milestones: m}
+		if v.copies() {
+			r.InitCopy = []float64{1, 2}
+		}
+		return r
 	}
-	warm := &result{Disk: []diskUsage{{Bytes: 2e8, Allocated: 2.1e8, Files: 100}}}
-	out := tables([]int{3}, []*result{mk(true, 2), mk(false, 1)}, map[int]*result{3: warm})
-	for _, want := range []string{"### 3 pods", "| **JobSet Completed** | 20.00 s | 10.00 s | 2.00x |",
-		"| **every broker joined** (rank 0's `quorum-full`) | 14.00 s |  |  |", "one pod's view copy (2 pods) | 1.50 s (1.00-2.00) |",
-		"200.0 MB apparent, 210.0 MB allocated, 100 entries; 210.0 MB for the 1 pods"} {
+	warm := map[string]*result{
+		warmKey(3, "copy"):  {Disk: []diskUsage{{Bytes: 2e8, Allocated: 2.1e8, Files: 100}}},
+		warmKey(3, "image"): {Disk: []diskUsage{{Bytes: 15, Allocated: 0, Files: 1}}, ImageVolumes: []diskUsage{{Bytes: 4096, Allocated: 4096, Files: 3}}},
+	}
+	runs := []*result{mk(fluxVariant("copy"), 2), mk(fluxVariant("image"), 1.5), mk(floorVariant, 1)}
+	out := tables([]int{3}, []string{"copy", "image"}, runs, warm)
+	for _, want := range []string{"### 3 pods", "1 Flux (copy), 1 Flux (image) and 1 floor runs",
+		"| from `kubectl apply` to | Flux, copy | Flux, image | floor | copy/floor | image/floor |",
+		"| **JobSet Completed** | 20.00 s | 15.00 s | 10.00 s | 2.00x | 1.50x |",
+		"| **every broker joined** (rank 0's `quorum-full`) | 14.00 s | 10.50 s |  |  |  |",
+		"| the last view copy started (flux-installer's first log line) | 4.00 s |  |  |  |  |",
+		"| init container: one pod's view copy | 1.50 s (1.00-2.00) (2 pods) | none |",
+		"200.0 MB apparent, 210.0 MB allocated, 100 entries; 210.0 MB for the 1 pods",
+		"| disk: per pod, the image volume's writable layer | none | 4.1 kB apparent, 4.1 kB allocated, 3 entries; 4.1 kB for the 1 pods |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+}
+
+// TestImageVolumeMounts: the image volumes are read from containerd's
+// mountinfo, with their upper directories; other overlays (containers'
+// root file systems) are not.
+func TestImageVolumeMounts(t *testing.T) {
+	info := `1001 990 0:91 / /var/lib/s/containerd/state/io.containerd.grpc.v1.cri/image-volumes/abc/def rw,relatime - overlay overlay rw,lowerdir=/r/snapshots/3/fs:/r/snapshots/2/fs,upperdir=/r/snapshots/9/fs,workdir=/r/snapshots/9/work,volatile
+1002 990 0:92 / /run/containerd/io.containerd.runtime.v2.task/k8s.io/x/rootfs rw - overlay overlay rw,lowerdir=/r/snapshots/1/fs,upperdir=/r/snapshots/8/fs,workdir=/r/snapshots/8/work
+1003 990 8:1 / /var/lib/kubelet rw - ext4 /dev/sda1 rw
+`
+	got := imageVolumeMounts(info)
+	if len(got) != 1 || got[0].upper != "/r/snapshots/9/fs" || !strings.HasSuffix(got[0].target, "/image-volumes/abc/def") {
+		t.Errorf("got %+v", got)
+	}
+}
+
+// TestOrder: every repetition runs the floor and each mode once, and the
+// first one rotates.
+func TestOrder(t *testing.T) {
+	mounts, err := parseMounts("copy,image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	firsts := map[string]bool{}
+	for rep := 1; rep <= 3; rep++ {
+		vs := order(mounts, rep)
+		if len(vs) != 3 {
+			t.Fatalf("rep %d: %v", rep, vs)
+		}
+		firsts[vs[0].String()] = true
+	}
+	if len(firsts) != 3 {
+		t.Errorf("the first variant did not rotate over three repetitions: %v", firsts)
+	}
+	if _, err := parseMounts("copy,volume"); err == nil {
+		t.Error("parseMounts accepted volume")
 	}
 }

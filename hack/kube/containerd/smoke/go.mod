@@ -1,0 +1,16 @@
+module github.com/jobset-flux/jobset-flux/hack/kube/containerd/smoke
+
+go 1.26.6
+
+require (
+	google.golang.org/grpc v1.83.2
+	k8s.io/cri-api v0.37.0
+)
+
+require (
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
+	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
+)

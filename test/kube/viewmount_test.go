@@ -1,0 +1,107 @@
+package kube
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The view-mount modes every Flux-level test on the cluster runs in: copy
+// (the flux-installer copies the view into each pod) and image (the view
+// image is an image volume: containerd 2 with Kubernetes 1.35's
+// ImageVolume, on by default). The same test, the same checks, twice.
+const (
+	copyMode  = "copy"
+	imageMode = "image"
+)
+
+var viewMounts = []string{copyMode, imageMode}
+
+// copyOnlyExamples are the examples that have no view to mount, with why:
+// they run in copy mode only (image mode refuses to render them, which
+// pkg/transform's TestViewMountErrors shows).
+var copyOnlyExamples = map[string]string{
+	"own-flux": "the image's own Flux (view-image none)",
+}
+
+// withMode adds the view-mount annotation of mode to annotations (a new
+// map; nil stays usable).
+func withMode(mode string, annotations map[string]string) map[string]string {
+	ann := map[string]string{"flux-framework.org/view-mount": mode}
+	for k, v := range annotations {
+		ann[k] = v
+	}
+	return ann
+}
+
+// checkViewMount checks, on the leader's pod as the API server stored
+// it, that mode shaped the pod: the flux-installer and no image volume in
+// copy mode; no flux-installer and the view image volume in image mode,
+// whose entrypoint says it runs the mounted view (log: the app
+// container's).
+func checkViewMount(t *testing.T, mode string, leader object, log string) {
+	t.Helper()
+	installer := false
+	for _, c := range leader.Spec.InitContainers {
+		installer = installer || c.Name == "flux-installer"
+	}
+	image := ""
+	for _, v := range leader.Spec.Volumes {
+		if v.Name == "flux-view" && v.Image != nil {
+			image = v.Image.Reference
+		}
+	}
+	switch {
+	case mode == copyMode && (!installer || image != ""):
+		t.Errorf("copy mode: %s has flux-installer %v, image volume %q; want the installer and no image volume", leader.Metadata.Name, installer, image)
+	case mode == imageMode && (installer || image == ""):
+		t.Errorf("image mode: %s has flux-installer %v, image volume %q; want no installer and the view image volume", leader.Metadata.Name, installer, image)
+	case mode == imageMode && !strings.Contains(log, "using the mounted Flux view in /mnt/flux/install/view"):
+		t.Errorf("image mode: the leader's log does not say it runs the mounted view:\n%s", lastLines(log, 20))
+	}
+}
+
+// exampleBase is the example's directory for mode: the example itself in
+// copy mode; in image mode a copy whose function config (flux.yaml) sets
+// view-mount image, as a user switching a whole kustomization would.
+func exampleBase(t *testing.T, example, mode string) string {
+	t.Helper()
+	src := filepath.Join(env.repo, "examples", example)
+	if mode == copyMode {
+		return src
+	}
+	dst := filepath.Join(t.TempDir(), example)
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dst, "flux.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var config map[string]any
+	if err := yaml.Unmarshal(b, &config); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	// A JobSetFlux takes the field, a ConfigMap config the setting's name.
+	field, key := "spec", "viewMount"
+	if config["kind"] == "ConfigMap" {
+		field, key = "data", "view-mount"
+	}
+	m, _ := config[field].(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[key] = mode
+	config[field] = m
+	if b, err = yaml.Marshal(config); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
