@@ -21,12 +21,14 @@ func checkTimeLimit(s *settings.Settings) finding.List {
 }
 
 // ShmPerTask is the /dev/shm one MPI task of a pod needs, in bytes: 4.25
-// MiB. Measured with Debian 12's MPI stacks (docs/mpi-pitfalls.md): the
-// smallest tmpfs in which MPI_Init, an allreduce and a 1 MiB ring message
-// succeed was 4.25, 8.25, 16.5 and 33 MiB for 1, 2, 4 and 8 MPICH tasks
-// (4.0.2 over UCX 1.13, whose shared memory grows with every local task),
-// and 4.25 MiB for 2 to 8 Open MPI 4.1 tasks (vader maps a 4 MiB segment
-// per task but touches little of it). Below it MPICH fails in MPI_Init.
+// MiB, what MPICH needs (docs/mpi-pitfalls.md). The smallest tmpfs
+// /dev/shm in which MPI_Init, an allreduce and a 1 MiB ring message
+// succeeded with Debian 12's MPICH 4.0.2 (over UCX 1.13, whose shared
+// memory grows with every local task) was 4.25, 8.25, 16.5 and 33 MiB for
+// 1, 2, 4 and 8 tasks; below it MPI_Init fails. Open MPI 4.1 needs none
+// under Flux: flux-core's openmpi.lua moves its vader segments from
+// /dev/shm to the job's directory under the broker's rundir (8 tasks ran
+// with a 64 KiB /dev/shm so).
 const ShmPerTask = 4352 << 10
 
 // shmNotes warns when shm-size gives the pods that run the job less
@@ -46,7 +48,7 @@ func shmNotes(p *Plan) finding.List {
 		return found
 	}
 	mib := (need + 1<<20 - 1) >> 20
-	found.Warnf(s.Origin("shm-size"), "is %s, less /dev/shm than the %d MPI tasks per pod need: MPICH takes about 4.25 MiB per task and fails in MPI_Init without it (Open MPI about 4.25 MiB per pod); set shm-size to at least %dMi, or remove it (then only the pod's memory bounds /dev/shm)", s.ShmSize, p.TasksPerNode, mib)
+	found.Warnf(s.Origin("shm-size"), "is %s, less /dev/shm than %d MPICH tasks per pod need: MPICH takes about 4.25 MiB per task and fails in MPI_Init without it (Open MPI under Flux uses none); set shm-size to at least %dMi, or remove it (then only the pod's memory bounds /dev/shm)", s.ShmSize, p.TasksPerNode, mib)
 	return found
 }
 
