@@ -6,7 +6,7 @@ import (
 )
 
 // A 4-rank run's output, as Debian's lmp printed it (lines cut).
-const lammpsOut = `LAMMPS (7 Jan 2022)
+const lammpsOut = `LAMMPS (29 Sep 2021 - Update 2)
 Created orthogonal box = (0 0 0) to (16.795962 16.795962 16.795962)
   1 by 2 by 2 MPI processor grid
 Created 4000 atoms
