@@ -202,6 +202,9 @@ func programTemplate(p *plan.Plan, sh *quoter) (string, values) {
 	if p.GPUsPerTask > 0 {
 		opts.WriteString(" -g " + sh.one("GPUs per task", p.GPUsPerTask))
 	}
+	if p.Settings.TimeLimit != "" {
+		opts.WriteString(" -t " + sh.one("time limit", p.Settings.TimeLimit))
+	}
 	for _, o := range p.Settings.RunOptions {
 		opts.WriteString(" " + sh.one("run option", o))
 	}

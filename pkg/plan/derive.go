@@ -41,6 +41,7 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 	var note finding.List
 	p.Interactive, note = deriveInteractive(js, p)
 	notes.Add(note)
+	notes.Add(shmNotes(p))
 	return p, notes
 }
 

@@ -39,6 +39,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	}
 	found.Add(checkRanks(js, groups))
 	found.Add(checkLauncher(&s))
+	found.Add(checkTimeLimit(&s))
 	found.Add(checkKubernetes(js, groups))
 	if found.HasErrors() {
 		return found
@@ -239,7 +240,7 @@ func checkLauncher(s *settings.Settings) finding.List {
 	if !s.Launcher {
 		return found
 	}
-	for _, name := range []string{"tasks-per-node", "run-options"} {
+	for _, name := range []string{"tasks-per-node", "run-options", "time-limit"} {
 		if o := s.Origin(name); o != "" {
 			found.Errorf(o, "%s shapes the flux run of the command, but launcher is true (%s): the command is the instance's initial program, which runs once on rank 0 and submits its own jobs; remove %s (where a wider layer such as the function config sets it, clear it for this JobSet with the annotation %s%s: \"\"), or set launcher to false", name, s.Origin("launcher"), name, settings.AnnotationPrefix, name)
 		}

@@ -51,6 +51,8 @@ type Settings struct {
 	// program on rank 0, instead of a flux run over the nodes.
 	Launcher   bool
 	RunOptions []string
+	// TimeLimit is the command's flux run -t, a Flux duration ("" for none).
+	TimeLimit string
 	// BrokerAttributes are extra flux start -Sname=value words.
 	BrokerAttributes []string
 	// BrokerConfig is extra broker TOML, parsed: tables of the user's keys,

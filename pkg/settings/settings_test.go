@@ -190,6 +190,10 @@ func TestCheck(t *testing.T) {
 				strings.Repeat("-x ", 65): "at most 64",
 			},
 		},
+		"time-limit": {
+			good: []string{"30m", "2h", "1.5d", "90", "45s", "0.5h"},
+			bad:  map[string]string{"0": "longer than zero", "0s": "longer than zero", "inf": "Flux duration", "30 m": "Flux duration", "1w": "Flux duration", "-1h": "Flux duration", "": "Flux duration", "1h;id": "Flux duration", long: "Flux duration"},
+		},
 		"curve-secret": {
 			good: []string{"my-secret", "a.b-c", "x"},
 			bad:  map[string]string{"": "Secret name", "My_Secret": "Secret name", "a/b": "Secret name", strings.Repeat("a", 254): "Secret name"},

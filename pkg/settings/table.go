@@ -143,11 +143,16 @@ var table = []Setting{
 		value:      optionalFlag(func(s *Settings) **bool { return &s.Interactive })},
 	{Name: "launcher", Field: "launcher", Type: Boolean,
 		Default: "false",
-		Doc:     "`\"true\"`: the command is the instance's initial program, run once on rank 0 inside the instance (`flux start ... <command>`), for scripts that `flux submit`/`flux batch` their own jobs; its exit code is the leader's. Not with `interactive`, `tasks-per-node` or `run-options`",
+		Doc:     "`\"true\"`: the command is the instance's initial program, run once on rank 0 inside the instance (`flux start ... <command>`), for scripts that `flux submit`/`flux batch` their own jobs; its exit code is the leader's. Not with `interactive`, `tasks-per-node`, `run-options` or `time-limit`",
 		value:   flag(func(s *Settings) *bool { return &s.Launcher })},
 	{Name: "run-options", Field: "runOptions", Type: WordList,
-		Doc:   "extra `flux run` options, e.g. `-o pmi=simple,pmix` for Open MPI 5 (PMIx beside simple PMI, which MPICH needs; see docs/mpi.md)",
+		Doc:   "extra `flux run` options, e.g. `-o pmi=simple,pmix` for Open MPI 5 (PMIx beside the simple PMI that MPICH needs); which options each MPI needs: see MPI below",
 		value: list(func(s *Settings) *[]string { return &s.RunOptions }, parseRunOptions)},
+	{Name: "time-limit", Field: "timeLimit", Type: String,
+		// None: a limit right for one job ends another's work; the
+		// examples set one.
+		Doc:   "the longest the command's job may run, a Flux duration (`30m`, `2h`, `1.5d`; seconds without a unit), passed as `flux run -t`: when it passes, Flux kills every task, the leader exits non-zero and the JobSet fails, instead of running on when a rank hangs (an MPI_Finalize deadlock). Not with `launcher` (give the `flux submit -t` yourself) or a `-t` in `run-options`",
+		value: text(func(s *Settings) *string { return &s.TimeLimit }, checkTimeLimit)},
 	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
 		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
 		value: list(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
@@ -175,7 +180,7 @@ var table = []Setting{
 		Doc:   "use this existing Secret (key `curve.cert`); generate none",
 		value: text(func(s *Settings) *string { return &s.CurveSecret }, checkSubdomain)},
 	{Name: "shm-size", Field: "shmSize", Type: String,
-		Doc:   "`sizeLimit` of the `/dev/shm` emptyDir",
+		Doc:   "`sizeLimit` of the `/dev/shm` emptyDir; below 4.25 MiB per task of a pod, what MPICH needs, a warning (see MPI)",
 		value: text(func(s *Settings) *string { return &s.ShmSize }, checkQuantity)},
 }
 

@@ -24,9 +24,9 @@ var viewGlibc = map[string]float64{
 
 // glibc of the examples' app images (the wrapped containers).
 var imageGlibc = map[string]float64{
-	"nvcr.io/nvidia/pytorch:24.08-py3":                 2.35, // NGC 24.08 is built on Ubuntu 22.04
-	"ghcr.io/converged-computing/metric-lammps:latest": 2.35, // Ubuntu 22.04 (the Kubeflow Flux plugin pairs it with tag-jammy)
-	"ghcr.io/flux-framework/flux-sched:noble":          2.39, // Ubuntu 24.04
+	"nvcr.io/nvidia/pytorch:24.08-py3":        2.35, // NGC 24.08 is built on Ubuntu 22.04
+	"jobset-flux.test/lammps-mpi:bookworm":    2.36, // Debian 12 (hack/kube/images' MPI app image)
+	"ghcr.io/flux-framework/flux-sched:noble": 2.39, // Ubuntu 24.04
 	"ubuntu:24.04": 2.39,
 }
 

@@ -303,7 +303,8 @@ func TestPluginConfiguration(t *testing.T) {
 }
 
 // TestGenerateExamples renders every example app through the cmp-server:
-// (a) exactly the JobSet, its ConfigMap and its Secret, equal to expected.yaml;
+// (a) exactly the JobSet, its ConfigMap and its Secret, and the app's other
+// resources (examples/lammps's input ConfigMap), equal to expected.yaml;
 // (b) a second render is byte-identical.
 func TestGenerateExamples(t *testing.T) {
 	l := repoLayout(t)
@@ -319,11 +320,12 @@ func TestGenerateExamples(t *testing.T) {
 			got := parseManifests(t, first.Manifests)
 
 			jobsetName := inputJobSetName(t, app)
-			wantIDs := []string{
-				"ConfigMap/" + jobsetName + "-flux-entrypoint",
-				"JobSet/" + jobsetName,
-				"Secret/" + jobsetName + "-flux-curve",
-			}
+			wantIDs := append(otherInputs(t, app),
+				"ConfigMap/"+jobsetName+"-flux-entrypoint",
+				"JobSet/"+jobsetName,
+				"Secret/"+jobsetName+"-flux-curve",
+			)
+			slices.Sort(wantIDs)
 			var gotIDs []string
 			for _, o := range got {
 				gotIDs = append(gotIDs, o.GetKind()+"/"+o.GetName())
@@ -574,6 +576,35 @@ func inputJobSetName(t *testing.T, app string) string {
 	}
 	t.Fatalf("%s/jobset.yaml holds no JobSet", app)
 	return ""
+}
+
+// otherInputs are Kind/name of the objects of an example's kustomization
+// resources other than its JobSet: they pass through the render as they are.
+func otherInputs(t *testing.T, app string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(app, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatalf("%s/kustomization.yaml: %v", app, err)
+	}
+	var ids []string
+	for _, r := range k.Resources {
+		data, err := os.ReadFile(filepath.Join(app, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range parseManifests(t, []string{string(data)}) {
+			if o.GetKind() != "JobSet" {
+				ids = append(ids, o.GetKind()+"/"+o.GetName())
+			}
+		}
+	}
+	return ids
 }
 
 // hasContainer reports whether a pod template of the JobSet has, in field

@@ -16,7 +16,8 @@
 # Prints the directory IMAGES as its last line: IMAGES/oci/ (the layout,
 # each manifest annotated org.opencontainers.image.ref.name = full ref),
 # IMAGES/refs.txt (one ref per line), IMAGES/base-packages.txt (the base's
-# packages and versions) and IMAGES/build.log.
+# packages and versions), IMAGES/mpi-packages.txt (what the MPI image adds
+# to it) and IMAGES/build.log.
 # Needs root (debootstrap, chroot; the view build's apt-get).
 set -euo pipefail
 umask 022
@@ -113,6 +114,7 @@ log "libraries the Flux view needs (view-deps.sh)"
 deps_list=$(bash "$here/view-deps.sh" "$view/full/opt/software")  # fails the build if it fails
 mapfile -t deps <<<"$deps_list"
 base=$(bash "$here/base.sh" "${deps[@]}" | tail -n 1)
+mpi=$(bash "$here/mpi.sh" "$base" | tail -n 1)
 
 stage=$tmp/stage
 stage_busybox "$stage/busybox"
@@ -120,9 +122,10 @@ stage_ubuntu_user "$base/rootfs" "$stage/ubuntu-user"
 install -D -m 0755 "$tools/pause" "$stage/pause/pause"
 
 log "writing the OCI layout"
-BASE_ROOT=$base/rootfs VIEW=$view STANDINS=$here/standins STAGE=$stage \
+BASE_ROOT=$base/rootfs MPI_LAYER=$mpi/layer VIEW=$view STANDINS=$here/standins STAGE=$stage \
   "$tools/ocibuild" -spec "$here/images.json" -out "$tmp" 2> >(tee "$tmp/build.log" >&2)
 cp "$base/packages.txt" "$tmp/base-packages.txt"
+cp "$mpi/packages.txt" "$tmp/mpi-packages.txt"
 rm -rf "$stage"
 touch "$tmp/.complete"
 rm -rf "$out"

@@ -1,0 +1,45 @@
+package testsupport
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// LAMMPS's own lines about a run of examples/lammps: the MPI decomposition
+// it chose ("1 by 2 by 2 MPI processor grid"), the loop's summary ("Loop
+// time of 1.09 on 4 procs for 100 steps with 4000 atoms") and the last
+// line of a run that reached its end ("Total wall time: 0:00:01").
+var (
+	lammpsGrid = regexp.MustCompile(`(?m)^\s*([0-9]+) by ([0-9]+) by ([0-9]+) MPI processor grid$`)
+	lammpsLoop = regexp.MustCompile(`(?m)^Loop time of [0-9.e+-]+ on ([0-9]+) procs for 100 steps with 4000 atoms$`)
+	lammpsWall = regexp.MustCompile(`(?m)^Total wall time: [0-9:]+$`)
+)
+
+// LAMMPSRun checks that out, the output of examples/lammps's job, is one
+// LAMMPS run of procs MPI ranks that reached its end, and returns its key
+// lines. A job of procs singletons (MPI not wired to Flux's PMI) prints
+// procs runs of a 1 by 1 by 1 grid "on 1 procs" instead.
+func LAMMPSRun(out string, procs int) ([]string, error) {
+	grids := lammpsGrid.FindAllStringSubmatch(out, -1)
+	loops := lammpsLoop.FindAllStringSubmatch(out, -1)
+	walls := lammpsWall.FindAllString(out, -1)
+	var lines []string
+	for _, m := range append(grids, loops...) {
+		lines = append(lines, strings.TrimSpace(m[0]))
+	}
+	lines = append(lines, walls...)
+	if len(grids) != 1 || len(loops) != 1 || len(walls) != 1 {
+		return lines, fmt.Errorf("want one LAMMPS run to its end, got %d processor grids, %d loops, %d total wall times", len(grids), len(loops), len(walls))
+	}
+	size := 1
+	for _, d := range grids[0][1:] {
+		n, _ := strconv.Atoi(d)
+		size *= n
+	}
+	if n, _ := strconv.Atoi(loops[0][1]); n != procs || size != procs {
+		return lines, fmt.Errorf("want a run on %d MPI ranks, got a grid of %d and a loop on %d procs", procs, size, n)
+	}
+	return lines, nil
+}
