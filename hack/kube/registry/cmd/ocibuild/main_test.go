@@ -86,7 +86,7 @@ func TestSpecErrors(t *testing.T) {
 // roles the tests rely on are there, every reference is full, and layer
 // roots use only the variables build.sh sets.
 func TestImagesSpec(t *testing.T) {
-	for name, v := range map[string]string{"BASE_ROOT": "/b", "VIEW": "/v", "STANDINS": "/s", "STAGE": "/t"} {
+	for name, v := range map[string]string{"BASE_ROOT": "/b", "VIEW": "/v", "STANDINS": "/s", "STAGE": "/t", "MPI_LAYER": "/m"} {
 		t.Setenv(name, v)
 	}
 	spec, err := readSpec(filepath.Join(imagesDir, "images.json"))
