@@ -11,12 +11,7 @@ import (
 // completes.
 func TestLauncher(t *testing.T) {
 	t.Parallel()
-	for _, mode := range viewMounts {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			runLauncher(t, mode)
-		})
-	}
+	inEachViewMount(t, runLauncher)
 }
 
 func runLauncher(t *testing.T, mode string) {
@@ -39,12 +34,7 @@ func runLauncher(t *testing.T, mode string) {
 // flux resource list counts them and the job's tasks get them.
 func TestGPUs(t *testing.T) {
 	t.Parallel()
-	for _, mode := range viewMounts {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			runGPUs(t, mode)
-		})
-	}
+	inEachViewMount(t, runGPUs)
 }
 
 func runGPUs(t *testing.T, mode string) {
@@ -97,12 +87,7 @@ func TestImageFlux(t *testing.T) {
 // entrypoint says so.
 func TestCoreOnlyView(t *testing.T) {
 	t.Parallel()
-	for _, mode := range viewMounts {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			runCoreOnlyView(t, mode)
-		})
-	}
+	inEachViewMount(t, runCoreOnlyView)
 }
 
 func runCoreOnlyView(t *testing.T, mode string) {

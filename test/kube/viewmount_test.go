@@ -20,6 +20,17 @@ const (
 
 var viewMounts = []string{copyMode, imageMode}
 
+// inEachViewMount runs run as one parallel subtest per view-mount mode,
+// named for the mode.
+func inEachViewMount(t *testing.T, run func(t *testing.T, mode string)) {
+	for _, mode := range viewMounts {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			run(t, mode)
+		})
+	}
+}
+
 // copyOnlyExamples are the examples that have no view to mount, with why:
 // they run in copy mode only (image mode refuses to render them, which
 // pkg/transform's TestViewMountErrors shows).
