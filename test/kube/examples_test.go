@@ -175,9 +175,18 @@ func leaderLog(t *testing.T, n *namespace, mode, jobSet, want, rj, container str
 // checkInteractive drives examples/interactive as its README says: select
 // rank 0's pod by its labels, kubectl exec into it, wait until flux
 // resource list -s up shows every node, run a job on all four, flux
-// shutdown; the JobSet then completes.
+// shutdown; the JobSet then completes with every pod's exit 0.
+//
+// Each step logs how long it took: the one CI failure of this test (under
+// load 16) came with no sign of which step was slow.
 func checkInteractive(t *testing.T, n *namespace, mode string) {
+	step := time.Now()
+	took := func(what string) {
+		t.Logf("interactive (%s): %s took %s", mode, what, time.Since(step).Round(100*time.Millisecond))
+		step = time.Now()
+	}
 	pod := waitPodName(t, n, "jobset.sigs.k8s.io/jobset-name=flux-cluster,jobset.sigs.k8s.io/replicatedjob-name=broker,jobset.sigs.k8s.io/job-index=0,batch.kubernetes.io/job-completion-index=0")
+	took("selecting rank 0's pod by its labels")
 	readmeEnv := "export PATH=$PATH:/mnt/flux/install/view/bin FLUX_URI=local:///mnt/flux/install/run/local; "
 	exec := func(script string) (string, error) {
 		out, err := n.run(nil, "exec", pod, "-c", "flux", "--", "bash", "-c", readmeEnv+script)
@@ -193,15 +202,34 @@ func checkInteractive(t *testing.T, n *namespace, mode string) {
 	if up != "4 32" {
 		t.Fatalf("flux resource list -s up: %q, want 4 nodes and 32 cores up", up)
 	}
+	took("waiting for 4 nodes up")
 	if out, err := exec("flux run -N4 id -u"); err != nil || countLines(out, "1000") != 4 {
-		t.Errorf("flux run -N4 id -u: %v\n%s", err, out)
+		diag, _ := exec("flux jobs -a; flux resource list; flux dmesg | tail -n 40")
+		t.Errorf("flux run -N4 id -u: %v\n%s\nthe instance then:\n%s", err, out, diag)
 	}
+	took("flux run -N4 id -u")
+	// flux shutdown returns once rank 0 has run rc3; the broker then exits,
+	// and with it the container's pid 1, which takes every exec'd process
+	// of the pod's pid namespace with it. So the exec may be cut (kubectl:
+	// exit code 137) in the moment between the two. That is the instance
+	// ending, not a failure: what counts is that every pod then ends with
+	// 0 and the JobSet Completes, checked below.
 	if out, err := exec("flux shutdown --quiet"); err != nil {
-		t.Errorf("flux shutdown: %v\n%s", err, out)
+		if strings.Contains(err.Error(), "exit code 137") {
+			t.Logf("flux shutdown: the exec ended with the container (%v)", err)
+		} else {
+			t.Errorf("flux shutdown: %v\n%s", err, out)
+		}
 	}
+	took("flux shutdown")
 	h := n.expectEnd("flux-cluster", jobSetCompleted, instanceTimeout)
 	for _, r := range h.retries() {
 		t.Errorf("retry: %s", r)
+	}
+	for _, p := range h.last.pods() {
+		if code := exitCode(p, "flux"); code != 0 {
+			t.Errorf("%s: flux exit %d, want 0 after flux shutdown", p.Metadata.Name, code)
+		}
 	}
 	if leader, ok := h.last.pod("broker", 0, 0); ok {
 		checkViewMount(t, mode, leader, n.logs(leader.Metadata.Name, "flux"))
