@@ -8,6 +8,8 @@
 # is quick (a machine without them adds the apt installs).
 #
 # Usage: hack/cold-run.sh [COMMIT] [DIR]   (default HEAD, /var/tmp/jobset-flux-cold)
+#        WARM=1 hack/cold-run.sh ...       the same fresh clone with this HOME's
+#                                          caches: a warm run, target by target
 # Run it on an idle machine: other load goes straight into the figures.
 # Needs what `make test` needs (root, Go 1.26); takes over an hour.
 set -uo pipefail
@@ -20,11 +22,14 @@ rm -rf "$dir"
 mkdir -p "$dir/home"
 git clone -q "$repo" "$dir/src" && git -C "$dir/src" checkout -q "$commit" || exit 1
 cd "$dir/src" || exit 1
-export HOME=$dir/home CI=true
+export CI=true
+if [[ ${WARM:-0} != 1 ]]; then
+  export HOME=$dir/home
+fi
 
 targets=$(make -s print-test-targets)
 log=$dir/times.txt
-echo "commit ${commit:0:12} start $(date -u +%H:%M:%S)" >"$log"
+echo "commit ${commit:0:12} $([[ ${WARM:-0} == 1 ]] && echo warm || echo cold) start $(date -u +%H:%M:%S)" >"$log"
 start=$SECONDS
 failed=0
 for t in $targets; do

@@ -69,3 +69,8 @@ INTEGRATION_TESTS += test-kube-images
 ## test-kube-images: build the cluster's images and registry; test the registry with a real containerd.
 test-kube-images:
 	bash hack/kube/images/check.sh $(FLUX_SRC)
+
+.PHONY: test-kube-all-modes
+## test-kube-all-modes: test-kube with every case in both view-mount modes (make test runs image mode on a few, test/kube/viewmount_test.go).
+test-kube-all-modes:
+	JOBSET_FLUX_KUBE_ALL_VIEW_MOUNTS=1 $(MAKE) --no-print-directory test-kube

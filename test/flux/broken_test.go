@@ -12,6 +12,7 @@ import (
 // one thing in a correct render, the way a bug in the function would, and
 // the same checks TestArgv makes must then fail.
 func TestBrokenRendersFail(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	cases := []struct {
 		name       string

@@ -19,6 +19,7 @@ import (
 // root file system plus the example's own programs, written here (see
 // examples/README.md for what stands in for what).
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	entries, err := os.ReadDir(filepath.Join(env.repo, "examples"))
 	if err != nil {

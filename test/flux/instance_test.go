@@ -19,6 +19,7 @@ const instanceTimeout = 3 * time.Minute
 // TestArgv: the container's words reach every task one for one, whatever
 // they hold, after Kubernetes' own $(VAR) expansion.
 func TestArgv(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	r := startArgv(t, nil)
 	res := r.wait(instanceTimeout)
@@ -65,6 +66,7 @@ func argvIntact(r *run) int {
 // TestNonRootUser: runAsUser/runAsGroup/fsGroup and runAsNonRoot, as in
 // restricted namespaces: the brokers and the job run as 1001.
 func TestNonRootUser(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	sc := map[string]any{"securityContext": map[string]any{
 		"runAsUser": 1001, "runAsGroup": 1001, "fsGroup": 1001, "runAsNonRoot": true,
@@ -88,6 +90,7 @@ func TestNonRootUser(t *testing.T) {
 // in the leader pod (kubectl exec) drives it, and flux shutdown ends every
 // pod with exit 0.
 func TestInteractive(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "b", replicas: 1, completions: 3}}
 	r := start(t, render(t, jobSet(t, "inter", map[string]string{"flux-framework.org/cores-per-node": "2"}, nil, groups...)), nil)
@@ -111,6 +114,7 @@ func TestInteractive(t *testing.T) {
 // TestGPUs: GPUs in the container's limits are the instance's GPUs; the
 // leader's job asks for them per task (-g 1) and is scheduled on them.
 func TestGPUs(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	ctr := map[string]any{
 		"name": "app", "image": hostImage,
@@ -137,6 +141,7 @@ func TestGPUs(t *testing.T) {
 // TestTopology: the tree the function configures is the one the brokers
 // use.
 func TestTopology(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "w", replicas: 1, completions: 4}}
 	cmd := []string{"bash", "-c", `[ "$FLUX_TASK_RANK" != 0 ] || { ` + fluxBin + ` getattr tbon.topo; ` + fluxBin + ` getattr size; }`}
@@ -152,6 +157,7 @@ func TestTopology(t *testing.T) {
 // TestFluxFacts asserts, from inside the job, what the other issues rely
 // on: which scheduler the instance loaded and the environment the job sees.
 func TestFluxFacts(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	ctr := map[string]any{
 		"name": "app", "image": hostImage,

@@ -13,6 +13,7 @@ import (
 // drain waited for its own wrapper job forever); the script's exit code is
 // the leader's.
 func TestLauncher(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "driver", replicas: 1, completions: 1}, {name: "w", replicas: 1, completions: 2}}
 	ann := map[string]string{"flux-framework.org/launcher": "true"}
@@ -55,6 +56,7 @@ func TestLauncher(t *testing.T) {
 // extra broker TOML key (merged into a table the function writes, and a
 // table of its own) are what the running brokers report.
 func TestBrokerEscapeHatches(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "w", replicas: 1, completions: 2}}
 	ann := map[string]string{
@@ -85,6 +87,7 @@ echo "config resource.noverify=$(flux config get resource.noverify)"`
 // and what it exports reaches the job on every node; a shift in it does
 // not eat the container's command.
 func TestSetup(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "w", replicas: 1, completions: 2}}
 	ann := map[string]string{"flux-framework.org/setup": "shift\nexport SETUP_VAR=\"from setup on $(hostname)\"\n"}
@@ -106,6 +109,7 @@ func TestSetup(t *testing.T) {
 // init container, no view volumes; once with flux-path, once found on the
 // image's PATH with view-image none.
 func TestImageFlux(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	const appImage = "example.com/hpc-with-flux:1.0"
 	withFlux, onPath := viewImage("full"), fluxOnPathImage()

@@ -107,6 +107,7 @@ func requirePMIxView(t *testing.T) {
 // TestMPI: MPICH and Open MPI across 2-3 pods and 1-2 replicatedJobs,
 // with the default PMI and through flux-pmix.
 func TestMPI(t *testing.T) {
+	t.Parallel()
 	for _, c := range []mpiCase{
 		{name: "mpich-defaults", flavour: mpiprog.MPICH, tasks: 2,
 			groups: []group{{name: "w", replicas: 1, completions: 2}}},
@@ -185,6 +186,7 @@ func checkRCPath(t *testing.T, out string, pmix bool) {
 // still picks its flux component, whose PMI_Init fails: no summary at all.
 // Either way no OK summary and the JobSet fails.
 func TestMPIPMIOff(t *testing.T) {
+	t.Parallel()
 	for _, f := range []mpiprog.Flavour{mpiprog.MPICH, mpiprog.OpenMPI} {
 		t.Run(string(f), func(t *testing.T) {
 			c := mpiCase{name: "off", flavour: f, options: "-o pmi=off", tasks: 2,

@@ -9,6 +9,7 @@ import (
 // their own cores and GPUs (from the containers' limits), and the leader's
 // -g job runs on the workers only.
 func TestResourcesPerGroup(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	command := []string{"bash", "-c", `echo "task on $(hostname) gpus ${CUDA_VISIBLE_DEVICES-none}"; [ "$FLUX_TASK_RANK" != 0 ] || ` +
 		fluxBin + ` resource list -no "{nnodes} {ncores} {ngpus}" | sed "s/^/resources /"`}
@@ -44,6 +45,7 @@ func TestResourcesPerGroup(t *testing.T) {
 // TestCoreOnlyView: a view without Fluxion runs sched-simple, says so in
 // one line, and warns that a queue policy other than fcfs needs Fluxion.
 func TestCoreOnlyView(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	annotations := map[string]string{"flux-framework.org/view-image": viewCoreOnly, "flux-framework.org/queue-policy": "easy"}
 	command := []string{"bash", "-c", fluxBin + ` module list | awk 'NR > 1 {print "module", $1}'`}

@@ -13,6 +13,7 @@ import (
 // before the sleep would have. The same JobSet without the limit would
 // run for the sleep's ten minutes.
 func TestTimeLimit(t *testing.T) {
+	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "w", replicas: 1, completions: 2}}
 	ann := map[string]string{"flux-framework.org/time-limit": "5s", "flux-framework.org/tasks-per-node": "2"}

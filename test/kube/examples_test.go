@@ -28,9 +28,9 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	covered := map[string]bool{}
-	for _, mode := range viewMounts {
-		for _, e := range examples {
-			covered[e.dir] = true
+	for _, e := range examples {
+		covered[e.dir] = true
+		for _, mode := range viewMountsFor("examples/" + e.dir) {
 			if _, copyOnly := copyOnlyExamples[e.dir]; copyOnly && mode != copyMode {
 				continue
 			}

@@ -35,8 +35,8 @@ func TestGrid(t *testing.T) {
 		{"two", []group{{name: "a", replicas: 2, completions: 2}, {name: "b", replicas: 1, completions: 3}}, 0},
 		{"three", []group{{name: "a", replicas: 1, completions: 2}, {name: "b", replicas: 2, completions: 1}, {name: "c", replicas: 1, completions: 3}}, 3},
 	}
-	for _, mode := range viewMounts {
-		for _, s := range shapes {
+	for _, s := range shapes {
+		for _, mode := range viewMountsFor("grid/" + s.name) {
 			t.Run(mode+"/"+s.name, func(t *testing.T) {
 				t.Parallel()
 				runShape(t, mode, s.name, s.groups, s.exit)
@@ -157,7 +157,7 @@ func TestSecurityContext(t *testing.T) {
 		{"restricted", map[string]any{"runAsUser": 1001, "runAsGroup": 1001, "fsGroup": 1001, "runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
 			map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}},
 	} {
-		for _, mode := range viewMounts {
+		for _, mode := range viewMountsFor("security") {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				runSecurityContext(t, mode, tc.name, tc.pod, tc.ctr)

@@ -41,7 +41,14 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	env.err = setup()
-	os.Exit(m.Run())
+	code := m.Run()
+	if f := flag.Lookup("test.run"); code == 0 && f != nil && f.Value.String() == "" {
+		if unknown := unknownImageModeCases(); len(unknown) > 0 {
+			fmt.Fprintf(os.Stderr, "imageModeCases names cases no test has: %s\n", strings.Join(unknown, ", "))
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 func setup() error {

@@ -11,7 +11,7 @@ import (
 // completes.
 func TestLauncher(t *testing.T) {
 	t.Parallel()
-	inEachViewMount(t, runLauncher)
+	inEachViewMount(t, "launcher", runLauncher)
 }
 
 func runLauncher(t *testing.T, mode string) {
@@ -34,7 +34,7 @@ func runLauncher(t *testing.T, mode string) {
 // flux resource list counts them and the job's tasks get them.
 func TestGPUs(t *testing.T) {
 	t.Parallel()
-	inEachViewMount(t, runGPUs)
+	inEachViewMount(t, "gpus", runGPUs)
 }
 
 func runGPUs(t *testing.T, mode string) {
@@ -87,7 +87,7 @@ func TestImageFlux(t *testing.T) {
 // entrypoint says so.
 func TestCoreOnlyView(t *testing.T) {
 	t.Parallel()
-	inEachViewMount(t, runCoreOnlyView)
+	inEachViewMount(t, "core-only", runCoreOnlyView)
 }
 
 func runCoreOnlyView(t *testing.T, mode string) {

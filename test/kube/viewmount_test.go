@@ -3,7 +3,9 @@ package kube
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -20,10 +22,64 @@ const (
 
 var viewMounts = []string{copyMode, imageMode}
 
-// inEachViewMount runs run as one parallel subtest per view-mount mode,
-// named for the mode.
-func inEachViewMount(t *testing.T, run func(t *testing.T, mode string)) {
-	for _, mode := range viewMounts {
+// allViewMountsEnv, set to 1, runs every case in both modes
+// (make test-kube-all-modes); without it a case runs in image mode too
+// only if imageModeCases names it.
+const allViewMountsEnv = "JOBSET_FLUX_KUBE_ALL_VIEW_MOUNTS"
+
+// imageModeCases are the cases make test runs in image mode as well as in
+// copy mode, each with where the mounted view could behave otherwise than
+// the copied one. Image mode changes only how the view reaches the pod,
+// not what the brokers do with it, so the rest of the matrix runs in copy
+// mode: running all of it twice cost about 4 minutes of the 15-minute
+// budget of a warm make test (docs/kubernetes-tests.md).
+var imageModeCases = map[string]string{
+	"examples/lammps":      "MPI from the app image under the Flux shell and plugins of the read-only mounted view",
+	"examples/interactive": "kubectl exec with the mounted view's bin on PATH, as the README says",
+	"grid/two":             "several replicatedJobs and Jobs, the image volume in each pod template",
+	"security":             "uid 1001 reads the image volume, under seccomp with no capabilities",
+	"core-only":            "a second view image, without Fluxion, mounted",
+}
+
+// viewMountsFor is the modes case runs in: both when imageModeCases names
+// it or allViewMountsEnv is 1, else copy mode alone.
+func viewMountsFor(name string) []string {
+	askedModes.Lock()
+	askedModes.names[name] = true
+	askedModes.Unlock()
+	if _, ok := imageModeCases[name]; ok || os.Getenv(allViewMountsEnv) == "1" {
+		return viewMounts
+	}
+	return []string{copyMode}
+}
+
+// askedModes records the case names viewMountsFor was asked about, so
+// that TestMain can tell a name in imageModeCases that no case has (a
+// typo would quietly take that case out of image mode).
+var askedModes = struct {
+	sync.Mutex
+	names map[string]bool
+}{names: map[string]bool{}}
+
+// unknownImageModeCases is the names of imageModeCases no case asked
+// about, sorted.
+func unknownImageModeCases() []string {
+	askedModes.Lock()
+	defer askedModes.Unlock()
+	var out []string
+	for name := range imageModeCases {
+		if !askedModes.names[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// inEachViewMount runs run as one parallel subtest per view-mount mode of
+// case name (viewMountsFor), named for the mode.
+func inEachViewMount(t *testing.T, name string, run func(t *testing.T, mode string)) {
+	for _, mode := range viewMountsFor(name) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			run(t, mode)
