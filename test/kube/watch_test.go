@@ -56,6 +56,7 @@ type condition struct {
 
 type containerStatus struct {
 	Name         string `json:"name"`
+	ContainerID  string `json:"containerID"` // containerd://<id>
 	RestartCount int    `json:"restartCount"`
 	State        struct {
 		Running    *struct{} `json:"running"`
