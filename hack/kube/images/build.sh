@@ -11,9 +11,10 @@
 #   /work/shared/flux-src). The view roots are pmix.sh's: full/ carries
 #   flux-pmix (as the flux-views images do), core-only/ does not.
 #   JOBSET_FLUX_CACHE (default ~/.cache/jobset-flux) holds the result under
-#   kube-images/<key>; <key> hashes the flux-view build's key, the tools'
-#   build key, every file here but the docs and hosts.sh, and the host's
-#   busybox. The Debian base is cached on its own (base.sh).
+#   kube-images/<key>; <key> hashes pmix.sh's key (which hashes
+#   build.sh's), the tools' build key, every file here but the docs and
+#   hosts.sh, and the host's busybox. The Debian base is cached on its own
+#   (base.sh).
 # Prints the directory IMAGES as its last line: IMAGES/oci/ (the layout,
 # each manifest annotated org.opencontainers.image.ref.name = full ref),
 # IMAGES/refs.txt (one ref per line), IMAGES/base-packages.txt (the base's
