@@ -109,7 +109,7 @@ func checkShmRun(t *testing.T, name, log string) {
 			t.Errorf("want the 4-rank ring in the leader's log:\n%s", log)
 		}
 	default:
-		lines, err := testsupport.LAMMPSRun(log, 4)
+		lines, err := testsupport.LAMMPSRun(log, 4, 20, 500)
 		for _, l := range lines {
 			t.Logf("%s: %s", name, l)
 		}
