@@ -249,13 +249,20 @@ func (h *history) retries() []string {
 	return out
 }
 
-// watch polls the namespace every second until done says so or timeout
-// passes; it returns the history and whether done was reached.
+// pollInterval is how often watch lists a namespace. Each poll is three
+// LISTs; at one a second in six namespaces at once the API server used 130
+// CPU-s of a 566 s suite (cluster.sh down's figures), time the pods under
+// test did not get on a 2-CPU node. A pod created and deleted between two
+// polls is still counted, from the Job controller's events (podsCreated).
+const pollInterval = 2 * time.Second
+
+// watch polls the namespace every pollInterval until done says so or
+// timeout passes; it returns the history and whether done was reached.
 func (n *namespace) watch(timeout time.Duration, done func(*snapshot) bool) (*history, bool) {
 	n.t.Helper()
 	h := newHistory()
 	failed := 0
-	for deadline := time.Now().Add(timeout); ; time.Sleep(time.Second) {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(pollInterval) {
 		s, err := n.snapshot()
 		if err != nil {
 			// The first failure says why; a count says how long it lasted.
