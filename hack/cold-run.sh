@@ -32,12 +32,22 @@ log=$dir/times.txt
 echo "commit ${commit:0:12} $([[ ${WARM:-0} == 1 ]] && echo warm || echo cold) start $(date -u +%H:%M:%S)" >"$log"
 start=$SECONDS
 failed=0
+# cpu_ticks prints the machine's busy and total CPU ticks (/proc/stat):
+# a target's busy share says whether it waits (room to overlap) or computes.
+cpu_ticks() {
+  local _ user nice system idle iowait irq softirq steal
+  read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
+  echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
 for t in $targets; do
   s=$SECONDS
+  read -r busy0 total0 < <(cpu_ticks)
   make "$t" >"$dir/$t.log" 2>&1
   rc=$?
   ((rc == 0)) || failed=1
-  echo "$t rc=$rc $((SECONDS - s)) s load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
+  read -r busy1 total1 < <(cpu_ticks)
+  busy=$(((busy1 - busy0) * 100 / (total1 - total0 + 1)))
+  echo "$t rc=$rc $((SECONDS - s)) s cpu ${busy}% load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
 done
 echo "total $((SECONDS - start)) s end $(date -u +%H:%M:%S)" >>"$log"
 cat "$log"
