@@ -507,23 +507,31 @@ EOF
 
 cmd_down() {
   local start=$SECONDS
-  stop_daemons jobset coredns kubelet
-  kill_pods
-  stop_daemons containerd
-  kill_by_cmdline "$SOCK" # shims outlive a killed containerd
-  kill_pods
+  down_step stop_daemons jobset coredns kubelet
+  down_step kill_pods
+  down_step stop_daemons containerd
+  down_step kill_by_cmdline "$SOCK" # shims outlive a killed containerd
+  down_step kill_pods
   # The API server before etcd, which its shutdown still talks to: stopped
   # together after a test run, it outlived TERM by 10 s and was killed.
-  stop_daemons mntns registry scheduler controller-manager apiserver
-  stop_daemons etcd
-  kill_by_cmdline "$S"
-  kill_in_mntns
-  remove_cgroups
-  stop_network
-  restore_machine_state
-  unmount_under "$S"
-  rm -rf "$S"
+  down_step stop_daemons mntns registry scheduler controller-manager apiserver
+  down_step stop_daemons etcd
+  down_step kill_by_cmdline "$S"
+  down_step kill_in_mntns
+  down_step remove_cgroups
+  down_step stop_network
+  down_step restore_machine_state
+  down_step unmount_under "$S"
+  down_step rm -rf "$S"
   log "down in $((SECONDS - start)) s"
+}
+
+# down_step CMD...: one step of down, logged when it takes 3 s or more
+# (after a loaded run down once took 61 s, and nothing said where).
+down_step() {
+  local s=$SECONDS
+  "$@"
+  if ((SECONDS - s >= 3)); then log "down: $1${2:+ $2} took $((SECONDS - s)) s"; fi
 }
 
 # pod_cgroups: the cgroups of our pods' containers in every hierarchy. With
