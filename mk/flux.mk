@@ -17,8 +17,8 @@ INTEGRATION_TESTS += test-flux
 # TestExamples runs every example on stand-in images here; test/kube's
 # TestExamples runs each on the real cluster with the same checks, so make
 # test leaves this copy out (about 25 s of a warm run). Run it with
-# `make test-flux FLUX_TEST_FLAGS=`.
-FLUX_TEST_FLAGS ?= -skip '^TestExamples$$'
+# `make test-flux FLUX_TEST_FLAGS=-v`. -v: each test's time is in the log.
+FLUX_TEST_FLAGS ?= -v -skip '^TestExamples$$'
 
 .PHONY: test-flux flux-view
 

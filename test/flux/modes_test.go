@@ -8,48 +8,22 @@ import (
 )
 
 // TestLauncher: with launcher mode the command is the instance's initial
-// program, run once on rank 0, so a driver script can submit many jobs and
-// drain the queue (wrapped in flux run it ran on every broker, and its
-// drain waited for its own wrapper job forever); the script's exit code is
-// the leader's.
+// program, run once on rank 0, and the script's exit code is the
+// leader's: a failing driver fails the JobSet. (A driver that submits
+// jobs and drains the queue runs on the real cluster: test/kube's
+// TestLauncher.)
 func TestLauncher(t *testing.T) {
 	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "driver", replicas: 1, completions: 1}, {name: "w", replicas: 1, completions: 2}}
 	ann := map[string]string{"flux-framework.org/launcher": "true"}
-	t.Run("drains", func(t *testing.T) {
-		script := `flux submit --quiet --cc 1-16 hostname && flux queue drain && echo "runs $(flux jobs -a -no '{name}' | wc -l)" && flux jobs -a -no '{result}' | sort | uniq -c | sed 's/^ */result /'`
-		r := start(t, render(t, jobSet(t, "drv", ann, []string{"bash", "-c", script}, groups...)), nil)
-		res := r.wait(instanceTimeout)
-		out := logs(r.c.Pod("drv-driver-0-0"), "app")
-		if got, _ := r.c.Pod("drv-driver-0-0").Result("app"); got.ExitCode != 0 {
-			t.Errorf("leader exit %d, want 0", got.ExitCode)
-		}
-		// Once on rank 0: 16 jobs in the instance, not 16 per broker.
-		if !strings.Contains(out, "runs 16\n") || !strings.Contains(out, "result 16 COMPLETED\n") {
-			t.Errorf("want 16 jobs, all COMPLETED, in the leader's output")
-		}
-		if res.State != "Completed" {
-			t.Errorf("JobSet %s, want Completed", res.State)
-		}
-		for _, p := range res.Pods {
-			if got, _ := p.Result("app"); got.ExitCode != 0 || p.Phase() != "Succeeded" {
-				t.Errorf("%s: %s, exit %d; every broker should end with the instance", p.Hostname, p.Phase(), got.ExitCode)
-			}
-		}
-		if t.Failed() {
-			dump(t, res)
-		}
-	})
-	t.Run("fails", func(t *testing.T) {
-		script := `flux run hostname && exit 7`
-		r := start(t, render(t, jobSet(t, "drvfail", ann, []string{"bash", "-c", script}, groups...)), nil)
-		res := r.wait(instanceTimeout)
-		if got, _ := r.c.Pod("drvfail-driver-0-0").Result("app"); got.ExitCode != 7 {
-			t.Errorf("leader exit %d, want the script's 7", got.ExitCode)
-		}
-		expectEnd(t, res, "Failed")
-	})
+	script := `flux run hostname && exit 7`
+	r := start(t, render(t, jobSet(t, "drvfail", ann, []string{"bash", "-c", script}, groups...)), nil)
+	res := r.wait(instanceTimeout)
+	if got, _ := r.c.Pod("drvfail-driver-0-0").Result("app"); got.ExitCode != 7 {
+		t.Errorf("leader exit %d, want the script's 7", got.ExitCode)
+	}
+	expectEnd(t, res, "Failed")
 }
 
 // TestBrokerEscapeHatches: an extra broker attribute, the log level and an
@@ -105,38 +79,27 @@ func TestSetup(t *testing.T) {
 
 // TestImageFlux: an app image with Flux installed under its own prefix
 // (a stand-in: the host's root with the view build's /opt laid over it,
-// so flux is /opt/view/bin/flux) boots without the view: no flux-installer
-// init container, no view volumes; once with flux-path, once found on the
-// image's PATH with view-image none.
+// so flux is /opt/view/bin/flux) boots with flux-path and no view: no
+// flux-installer init container, no view volumes. (view-image none with
+// flux on the image's PATH runs on the real cluster: test/kube's
+// TestImageFlux.)
 func TestImageFlux(t *testing.T) {
 	t.Parallel()
 	requireEnv(t)
 	const appImage = "example.com/hpc-with-flux:1.0"
-	withFlux, onPath := viewImage("full"), fluxOnPathImage()
-	for _, tc := range []struct {
-		name  string
-		ann   map[string]string
-		image kubelet.Image
-	}{
-		{"flux-path", map[string]string{"flux-framework.org/flux-path": "/opt/view"}, withFlux},
-		{"on PATH", map[string]string{"flux-framework.org/view-image": "none"}, onPath},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"; [ "$FLUX_TASK_RANK" != 0 ] || flux module list | grep -c sched-fluxion-qmanager | sed 's/^/fluxion /'`}}
-			groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr}}
-			rendered := render(t, jobSet(t, "own", tc.ann, nil, groups...))
-			if strings.Contains(string(rendered), "flux-installer\n") || strings.Contains(string(rendered), "flux-software") || strings.Contains(string(rendered), "init.sh:") {
-				t.Fatalf("the render still has the view's init container, volume or script:\n%s", rendered)
-			}
-			r := start(t, rendered, map[string]kubelet.Image{appImage: tc.image})
-			res := r.wait(instanceTimeout)
-			out := logs(r.c.Pod("own-w-0-0"), "app")
-			for _, want := range []string{"task 0 on own-w-0-0\n", "task 1 on own-w-0-1\n", "fluxion 1\n"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("the leader's output lacks %q", want)
-				}
-			}
-			expectEnd(t, res, "Completed")
-		})
+	ctr := map[string]any{"name": "app", "image": appImage, "command": []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"; [ "$FLUX_TASK_RANK" != 0 ] || flux module list | grep -c sched-fluxion-qmanager | sed 's/^/fluxion /'`}}
+	groups := []group{{name: "w", replicas: 1, completions: 2, container: ctr}}
+	rendered := render(t, jobSet(t, "own", map[string]string{"flux-framework.org/flux-path": "/opt/view"}, nil, groups...))
+	if strings.Contains(string(rendered), "flux-installer\n") || strings.Contains(string(rendered), "flux-software") || strings.Contains(string(rendered), "init.sh:") {
+		t.Fatalf("the render still has the view's init container, volume or script:\n%s", rendered)
 	}
+	r := start(t, rendered, map[string]kubelet.Image{appImage: viewImage("full")})
+	res := r.wait(instanceTimeout)
+	out := logs(r.c.Pod("own-w-0-0"), "app")
+	for _, want := range []string{"task 0 on own-w-0-0\n", "task 1 on own-w-0-1\n", "fluxion 1\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the leader's output lacks %q", want)
+		}
+	}
+	expectEnd(t, res, "Completed")
 }

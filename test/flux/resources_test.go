@@ -41,31 +41,3 @@ func TestResourcesPerGroup(t *testing.T) {
 	}
 	expectEnd(t, res, "Completed")
 }
-
-// TestCoreOnlyView: a view without Fluxion runs sched-simple, says so in
-// one line, and warns that a queue policy other than fcfs needs Fluxion.
-func TestCoreOnlyView(t *testing.T) {
-	t.Parallel()
-	requireEnv(t)
-	annotations := map[string]string{"flux-framework.org/view-image": viewCoreOnly, "flux-framework.org/queue-policy": "easy"}
-	command := []string{"bash", "-c", fluxBin + ` module list | awk 'NR > 1 {print "module", $1}'`}
-	r := start(t, render(t, jobSet(t, "core", annotations, command, group{name: "w", replicas: 1, completions: 2})), nil)
-	res := r.wait(instanceTimeout)
-	out := logs(r.c.Pod("core-w-0-0"), "app")
-	for _, want := range []string{
-		"jobset-flux: scheduler: sched-simple (the Flux view has no Fluxion)\n",
-		"jobset-flux: warning: queue-policy easy needs Fluxion, which the Flux view lacks",
-		"module sched-simple\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("leader log lacks %q", want)
-		}
-	}
-	if strings.Contains(out, "module sched-fluxion") {
-		t.Errorf("Fluxion modules loaded from a view without them")
-	}
-	if res.State != "Completed" || t.Failed() {
-		dump(t, res)
-		t.Errorf("JobSet %s, want Completed", res.State)
-	}
-}

@@ -157,7 +157,7 @@ func TestSecurityContext(t *testing.T) {
 		{"restricted", map[string]any{"runAsUser": 1001, "runAsGroup": 1001, "fsGroup": 1001, "runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
 			map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}},
 	} {
-		for _, mode := range viewMountsFor("security") {
+		for _, mode := range viewMountsFor("security/" + tc.name) {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				runSecurityContext(t, mode, tc.name, tc.pod, tc.ctr)

@@ -84,7 +84,8 @@ func TestImageFlux(t *testing.T) {
 }
 
 // TestCoreOnlyView: a view without Fluxion runs sched-simple, and the
-// entrypoint says so.
+// entrypoint says so in one line and warns that the queue policy asked
+// for needs Fluxion.
 func TestCoreOnlyView(t *testing.T) {
 	t.Parallel()
 	inEachViewMount(t, "core-only", runCoreOnlyView)
@@ -94,12 +95,14 @@ func runCoreOnlyView(t *testing.T, mode string) {
 	n := newNamespace(t, "coreonly-"+mode)
 	cmd := []string{"bash", "-c", `[ "$FLUX_TASK_RANK" != 0 ] || flux module list | awk 'NR > 1 && /^sched/ {print "module", $1}'; echo "task $FLUX_TASK_RANK on $(hostname)"`}
 	groups := []group{{name: "w", replicas: 1, completions: 2}}
-	n.apply(render(t, jobSet(t, "core", withMode(mode, map[string]string{"flux-framework.org/view-image": coreOnlyView}), cmd, groups...)))
+	n.apply(render(t, jobSet(t, "core", withMode(mode, map[string]string{"flux-framework.org/view-image": coreOnlyView, "flux-framework.org/queue-policy": "easy"}), cmd, groups...)))
 	h := n.expectEnd("core", jobSetCompleted, instanceTimeout)
 	leader, _ := h.last.pod("w", 0, 0)
 	out := n.logs(leader.Metadata.Name, "app")
 	checkViewMount(t, mode, leader, out)
-	for _, want := range []string{"module sched-simple\n", "task 1 on core-w-0-1\n", "scheduler: sched-simple"} {
+	for _, want := range []string{"module sched-simple\n", "task 1 on core-w-0-1\n",
+		"jobset-flux: scheduler: sched-simple (the Flux view has no Fluxion)\n",
+		"jobset-flux: warning: queue-policy easy needs Fluxion, which the Flux view lacks"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the leader's log lacks %q:\n%s", want, out)
 		}

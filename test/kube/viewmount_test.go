@@ -33,13 +33,17 @@ const allViewMountsEnv = "JOBSET_FLUX_KUBE_ALL_VIEW_MOUNTS"
 // not what the brokers do with it, so the rest of the matrix runs in copy
 // mode: running all of it twice cost about 4 minutes of the 15-minute
 // budget of a warm make test (docs/kubernetes-tests.md).
+//
+// Left out, each covered by a case above: examples/lammps (MPI under the
+// mounted view's job shell: mpi/openmpi-pmix), core-only (a view image
+// of the user's choice becomes the image volume's reference:
+// pkg/transform's TestViewMountImagePods; the mount is the same),
+// security/nonroot (security/restricted is uid 1001 too, and more).
 var imageModeCases = map[string]string{
-	"examples/lammps":      "MPI from the app image under the Flux shell and plugins of the read-only mounted view",
 	"examples/interactive": "kubectl exec with the mounted view's bin on PATH, as the README says",
 	"grid/two":             "several replicatedJobs and Jobs, the image volume in each pod template",
-	"security":             "uid 1001 reads the image volume, under seccomp with no capabilities",
-	"core-only":            "a second view image, without Fluxion, mounted",
-	"mpi/openmpi-pmix":     "flux-pmix's pmix.so and its rc file loaded from the read-only mounted view",
+	"security/restricted":  "uid 1001 reads the image volume, under seccomp with no capabilities",
+	"mpi/openmpi-pmix":     "flux-pmix's pmix.so and its rc file loaded from the read-only mounted view, the MPI from the app image",
 }
 
 // viewMountsFor is the modes case runs in: both when imageModeCases names
