@@ -62,16 +62,16 @@ system-deps:
 ## test: everything CI runs, from a fresh Debian machine (as root) on: two lanes at once, then test-flux and test-kube alone.
 # One after the other the targets left a 2-CPU machine idle a fifth of the
 # time (hack/cold-run.sh SERIAL=1: the image tests wait on the Docker
-# engine), so make test runs two lanes side by side: lint, unit and
-# test-apiserver, and every other target but two. test-flux and test-kube
-# then run alone, one after the other: their brokers run under time limits,
-# and a cluster's own CPU grows with its wall time (run beside the lanes,
-# test-kube took 917 s instead of 509, its API server 154 CPU-s instead of
-# 111). Each lane runs its targets in order; each target prints its output
-# in one piece when it ends (-Otarget) and a line "make test: TARGET ok in
-# N s". Run one target on its own with make TARGET.
+# engine), so make test runs two lanes side by side: lint, unit, test-kpt
+# and test-apiserver (no Docker), and every other target but two. Then
+# test-flux and test-kube run alone, one after the other: their brokers
+# run under time limits, and a cluster's own CPU grows with its wall time
+# (run beside the lanes, test-kube took 917 s instead of 509, its API
+# server 154 CPU-s instead of 111). Each lane runs its targets in order;
+# each target prints its output in one piece when it ends (-Otarget) and
+# a line "make test: TARGET ok in N s". Run one target alone: make TARGET.
 TEST_TARGETS = system-deps lint unit $(INTEGRATION_TESTS)
-TEST_LANE_go := lint unit test-apiserver
+TEST_LANE_go := lint unit test-kpt test-apiserver
 TEST_LANE_alone := test-flux test-kube
 TEST_LANE_other = $(filter-out system-deps $(TEST_LANE_go) $(TEST_LANE_alone),$(TEST_TARGETS))
 TEST_LANES := go other alone
