@@ -140,6 +140,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 // always written; the exit code says whether there were errors; errors and
 // warnings also go to stderr, because kustomize shows only stderr.
 func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr io.Writer) int {
+	if code, streamed := runKRMStream(proc, in, verbose, stdout, stderr); streamed {
+		return code
+	}
 	rl, err := resourcelist.Parse(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", resourcelist.OneLine(resourcelist.Clip(err.Error(), resourcelist.MaxLine)))
