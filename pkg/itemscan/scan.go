@@ -75,9 +75,12 @@ func scan(in []byte) (*Split, error) {
 	itemsAt, lastTop := -1, -1
 	var split *Split
 	var keys []string
+	// inSequence: the key above has a block sequence in column 0 as its
+	// value (kyaml writes results so), whose entries are no keys.
+	inSequence := false
 	for i := 0; i < len(lines); i++ {
 		l := in[lines[i].start:lines[i].end]
-		if isBlank(l) || l[0] == ' ' {
+		if isBlank(l) || l[0] == ' ' || inSequence && isEntry(l, 0) {
 			continue
 		}
 		key, value, ok := topKey(l)
@@ -88,6 +91,7 @@ func scan(in []byte) (*Split, error) {
 			return nil, fmt.Errorf("the top-level key %q appears twice", key)
 		}
 		seen[key] = true
+		inSequence = isBlank(value)
 		if key != "items" {
 			keys = append(keys, key)
 			lastTop = i
@@ -106,6 +110,7 @@ func scan(in []byte) (*Split, error) {
 		itemsAt, split = i, s
 		split.Rest = rest(in, lines, itemsAt, next)
 		i = next - 1
+		inSequence = false
 	}
 	if split == nil {
 		return nil, errors.New("it has no items key with a block sequence")
@@ -241,14 +246,16 @@ func indent(l []byte) int {
 }
 
 // isEntry reports whether l is a sequence entry "- x" at column ind whose
-// content does not start a comment or another sequence on that line.
+// content does not start another sequence on that line. The content may
+// be a comment: kyaml writes the head comment of an item (a package
+// file's first lines) after its "- ".
 func isEntry(l []byte, ind int) bool {
 	r := l[ind:]
 	if len(r) < 3 || r[0] != '-' || r[1] != ' ' {
 		return false
 	}
 	c := bytes.TrimLeft(r[2:], " ")
-	return len(c) > 0 && c[0] != '#' && c[0] != '-' && len(r)-len(c) == 2
+	return len(c) > 0 && c[0] != '-' && len(r)-len(c) == 2
 }
 
 // topKey reads a top-level line "key:" or "key: value" whose key is a
