@@ -21,8 +21,8 @@ func TestScanSplits(t *testing.T) {
 	config := "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  # inside the config\n  data: {a: b}\n"
 	cases := []struct {
 		name, in, rest string
-		items           []string
-		col             int
+		items          []string
+		col            int
 	}{
 		{"compact", head + "items:\n" + a + b, head, []string{a, b}, 0},
 		{"head comment after the dash", head + "items:\n" + commented + b + commented, head, []string{commented, b, commented}, 0},

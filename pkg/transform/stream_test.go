@@ -190,18 +190,18 @@ const stStreamItem = "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name
 func TestStreamFallbacks(t *testing.T) {
 	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 	cases := map[string]string{
-		"comment between items":        head + "items:\n" + stStreamItem + "# c\n" + stStreamItem,
-		"alias to another item":        head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: &d {k: v}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  data: *d\n",
-		"alias to the functionConfig":  head + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: &d {a: b}\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  data: *d\n",
-		"alias into the items":         head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: &d {k: v}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: *d\n",
-		"tag":                          head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: !!map {k: v}\n",
-		"local tag":                    head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {k: !mine v}\n",
-		"key that is not a scalar":     head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {[k]: v, [k]: w}\n",
-		"quoted scalar holding a key":  head + "results: \"x\nitems:\n" + stStreamItem + "functionConfig: y\"\n",
-		"item that does not parse":     head + "items:\n" + stStreamItem + "- apiVersion: v1\n  kind: [\n",
-		"item that is not a map":       head + "items:\n- just text\n",
-		"quoted scalar across items":   head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: \"a\n- b\"}\n",
-		"flow top":                     `{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}]}`,
+		"comment between items":       head + "items:\n" + stStreamItem + "# c\n" + stStreamItem,
+		"alias to another item":       head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: &d {k: v}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  data: *d\n",
+		"alias to the functionConfig": head + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: &d {a: b}\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  data: *d\n",
+		"alias into the items":        head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: &d {k: v}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: *d\n",
+		"tag":                         head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: !!map {k: v}\n",
+		"local tag":                   head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {k: !mine v}\n",
+		"key that is not a scalar":    head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {[k]: v, [k]: w}\n",
+		"quoted scalar holding a key": head + "results: \"x\nitems:\n" + stStreamItem + "functionConfig: y\"\n",
+		"item that does not parse":    head + "items:\n" + stStreamItem + "- apiVersion: v1\n  kind: [\n",
+		"item that is not a map":      head + "items:\n- just text\n",
+		"quoted scalar across items":  head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: \"a\n- b\"}\n",
+		"flow top":                    `{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}]}`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
