@@ -48,6 +48,8 @@ type Split struct {
 	Column int
 	// Rest is the list without the items key and its value.
 	Rest []byte
+	// Tail is the text after the items (what follows the last one).
+	Tail []byte
 	// Keys are the top-level keys of Rest as the lines show them, in
 	// order. A caller checks that a parser reads the same keys: a quoted
 	// scalar that spans lines can hold a line that looks like a key.
@@ -132,7 +134,12 @@ func rest(in []byte, lines []line, from, to int) []byte {
 }
 
 // scanItems reads the block sequence that starts at line first and
-// returns the index of the first line after it.
+// returns the index of the first line after it. Comment lines in the
+// items' column or left of it right above an entry belong to that item
+// (yaml.v3 reads them as its head comment; the first item also takes
+// everything above it); other comment lines belong to the item they
+// follow. The caller checks, by parsing each item between entries of its
+// own, that yaml.v3 gave none of them to a neighbour.
 func scanItems(in []byte, lines []line, first int) (int, *Split, error) {
 	col := -1
 	s := &Split{}
@@ -143,6 +150,9 @@ func scanItems(in []byte, lines []line, first int) (int, *Split, error) {
 			continue
 		}
 		ind := indent(l)
+		if l[ind] == '#' {
+			continue
+		}
 		if col < 0 {
 			if !isEntry(l, ind) {
 				return 0, nil, fmt.Errorf("line %d: the first line of items is not an entry \"- \"", i+1)
@@ -150,34 +160,47 @@ func scanItems(in []byte, lines []line, first int) (int, *Split, error) {
 			col = ind
 		}
 		switch {
-		case ind == 0 && col == 0 && !isEntry(l, 0):
-			return finish(in, lines, s, col, i)
-		case ind == 0 && col > 0:
-			return finish(in, lines, s, col, i)
+		case ind == 0 && !(col == 0 && isEntry(l, 0)):
+			return finish(in, lines, s, col, first, i)
 		case ind == col && isEntry(l, ind):
-			if len(s.Items) > 0 && endsInComment(in, lines[itemStartLine(lines, s)+1:i]) {
-				return 0, nil, fmt.Errorf("line %d: a comment ends the item before it", i+1)
-			}
-			s.Items = append(s.Items, Range{Start: lines[i].start})
+			s.Items = append(s.Items, Range{Start: lines[headStart(in, lines, first, i, col)].start})
 		case ind <= col:
 			return 0, nil, fmt.Errorf("line %d is indented %d, at or left of the items' column %d, and is not an entry", i+1, ind, col)
 		}
 	}
-	return finish(in, lines, s, col, i)
+	return finish(in, lines, s, col, first, i)
 }
 
-// finish closes the items that end before line next.
-func finish(in []byte, lines []line, s *Split, col, next int) (int, *Split, error) {
+// headStart is the first line of the item whose entry is line at: the
+// comments right above it, in its column or left of it, which yaml.v3
+// reads as its head comment (blank lines above them stay with the item
+// before).
+func headStart(in []byte, lines []line, first, at, col int) int {
+	j := at
+	for k := at - 1; k >= first; k-- {
+		l := in[lines[k].start:lines[k].end]
+		if isBlank(l) {
+			continue
+		}
+		if ind := indent(l); l[ind] != '#' || ind > col {
+			break
+		}
+		j = k
+	}
+	return j
+}
+
+// finish closes the items that end before line next; the first starts
+// at line first.
+func finish(in []byte, lines []line, s *Split, col, first, next int) (int, *Split, error) {
 	if len(s.Items) == 0 {
 		return 0, nil, errors.New("items has no entries")
-	}
-	if endsInComment(in, lines[itemStartLine(lines, s)+1:next]) {
-		return 0, nil, errors.New("a comment ends the last item")
 	}
 	end := len(in)
 	if next < len(lines) {
 		end = lines[next].start
 	}
+	s.Items[0].Start = lines[first].start
 	for k := range s.Items {
 		if k+1 < len(s.Items) {
 			s.Items[k].End = s.Items[k+1].Start
@@ -186,22 +209,8 @@ func finish(in []byte, lines []line, s *Split, col, next int) (int, *Split, erro
 		}
 	}
 	s.Column = col
+	s.Tail = in[end:]
 	return next, s, nil
-}
-
-// itemStartLine is the line index of the last item's "- " line.
-func itemStartLine(lines []line, s *Split) int {
-	at := s.Items[len(s.Items)-1].Start
-	lo, hi := 0, len(lines)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if lines[mid].start < at {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
 }
 
 // endsInComment reports whether the last non-blank of lines is a

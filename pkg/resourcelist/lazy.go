@@ -16,6 +16,7 @@ package resourcelist
 // whose whole tree disagrees with its stub on any field the stub holds.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -110,13 +111,12 @@ func (l *Lazy) stubsOf() (fn.KubeObjects, error) {
 // stubOf parses only the apiVersion, kind and metadata of item i when its
 // lines show where they are, else the whole item, and returns its stub.
 func (l *Lazy) stubOf(i int) (*fn.KubeObject, error) {
-	text := l.text(i)
-	if head, ok := stubFields(text, l.split.Column); ok {
-		if obj, err := parseItem(head); err == nil {
+	if head, ok := stubFields(l.text(i), l.split.Column); ok {
+		if obj, err := parseAlone(nil, head, nil); err == nil {
 			return Stub(obj, l.keep), nil
 		}
 	}
-	obj, err := parseItem(text)
+	obj, err := l.parseItem(i)
 	if err != nil {
 		return nil, err
 	}
@@ -129,18 +129,65 @@ func (l *Lazy) text(i int) []byte {
 	return l.in[r.Start:r.End]
 }
 
-// parseItem parses one item's text as the only item of a list.
-func parseItem(text []byte) (*fn.KubeObject, error) {
-	doc := make([]byte, 0, len(header)+len(itemsKey)+len(text))
-	doc = append(append(append(doc, header...), itemsKey...), text...)
+// parseItem parses item i within what surrounds it in the whole list:
+// an empty entry in its column stands for the item before it (none for
+// the first, which is parsed after what precedes it in the list), and
+// for the item after it, or else the rest of the list after the last
+// item follows. yaml.v3 attaches the comments around an item by what
+// is around them; a comment it gives to a stand-in would belong to a
+// neighbour, and the item would not read alone as in the list: refused.
+func (l *Lazy) parseItem(i int) (*fn.KubeObject, error) {
+	entry := []byte(strings.Repeat(" ", l.split.Column) + "- {}\n")
+	var before, after []byte
+	if i > 0 {
+		before = entry
+	}
+	if i == len(l.split.Items)-1 {
+		after = l.split.Tail
+	} else {
+		after = entry
+	}
+	return parseAlone(before, l.text(i), after)
+}
+
+// parseAlone parses text as an item of a list between before and after,
+// each empty or one empty entry, whose items must not get a comment.
+func parseAlone(before, text, after []byte) (*fn.KubeObject, error) {
+	doc := make([]byte, 0, len(header)+len(itemsKey)+len(before)+len(text)+len(after))
+	doc = append(append(append(append(append(doc, header...), itemsKey...), before...), text...), after...)
 	rl, err := Parse(doc)
 	if err != nil {
 		return nil, err
 	}
-	if len(rl.Items) != 1 {
-		return nil, fmt.Errorf("its text reads as %d items", len(rl.Items))
+	at, want := 0, 1
+	if len(before) > 0 {
+		at, want = 1, 2
 	}
-	return rl.Items[0], nil
+	if len(after) > 0 && bytes.HasPrefix(bytes.TrimLeft(after, " "), []byte("- {}")) {
+		want++
+	}
+	if len(rl.Items) != want {
+		return nil, fmt.Errorf("its text reads as %d items", len(rl.Items)-want+1)
+	}
+	for k, it := range rl.Items {
+		if k != at && hasComments(nodeOf(it)) {
+			return nil, errors.New("yaml.v3 gives one of its comments to a neighbouring item")
+		}
+	}
+	return rl.Items[at], nil
+}
+
+// hasComments reports whether a node under n (n included) has a comment.
+func hasComments(n *yaml.Node) bool {
+	if n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasComments(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // Load returns the whole item a stub of l stands for, parsed from its
@@ -163,7 +210,7 @@ func (l *Lazy) Load(stub *fn.KubeObject) (obj *fn.KubeObject, ok bool, err error
 
 // load parses item i whole and checks it against its stub.
 func (l *Lazy) load(i int, stub *fn.KubeObject) (*fn.KubeObject, error) {
-	obj, err := parseItem(l.text(i))
+	obj, err := l.parseItem(i)
 	if err != nil {
 		return nil, fmt.Errorf("%w: items[%d]: %w", ErrUnsafe, i, err)
 	}
@@ -255,6 +302,10 @@ func stubSignature(n *yaml.Node) string {
 // once at the item's key column (col + 2); ok is false otherwise.
 func stubFields(text []byte, col int) ([]byte, bool) {
 	lines := strings.SplitAfter(string(text), "\n")
+	entry := strings.Repeat(" ", col) + "- "
+	for len(lines) > 0 && !strings.HasPrefix(lines[0], entry) {
+		lines = lines[1:] // the first item's comments before it
+	}
 	keyCol := col + 2
 	var out []byte
 	seen := map[string]bool{}

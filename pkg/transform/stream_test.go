@@ -190,7 +190,6 @@ const stStreamItem = "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name
 func TestStreamFallbacks(t *testing.T) {
 	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 	cases := map[string]string{
-		"comment between items":       head + "items:\n" + stStreamItem + "# c\n" + stStreamItem,
 		"alias to another item":       head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: &d {k: v}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  data: *d\n",
 		"alias to the functionConfig": head + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: &d {a: b}\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  data: *d\n",
 		"alias into the items":        head + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: &d {k: v}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: *d\n",
@@ -216,13 +215,17 @@ func TestStreamFallbacks(t *testing.T) {
 // lines could mislead it, with the whole parse's bytes: an anchor and
 // its aliases inside one item; a line that looks like an item's metadata
 // inside a quoted scalar (the stub is then read from the whole item); a
-// head comment after an item's "- ".
+// head comment after an item's "- "; comments between, before and after
+// items, as the benchmark lists and kpt's package files have them.
 func TestStreamReadsRight(t *testing.T) {
 	head := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
 	for name, in := range map[string]string{
 		"anchor in one item":           head + "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {k: &v x, l: *v}\n" + stStreamItem,
 		"metadata key inside a scalar": head + "- apiVersion: v1\n  kind: ConfigMap\n  data:\n    k: \"x\n  metadata: {name: hidden}\"\n  metadata: {name: real}\n",
 		"head comment after the dash":  head + "- # first\n  # second\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n" + stStreamItem,
+		"comment between items":        head + stStreamItem + "# c\n" + stStreamItem,
+		"comments around items":        head + "# top\n\n" + stStreamItem + "  # foot of a\n\n# head of b\n" + stStreamItem + "    # deep\n# last\n",
+		"comments before the config":   head + stStreamItem + stStreamItem + "  # foot\n# before the config\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n",
 	} {
 		out := stMustStream(t, name, []byte(in))
 		if name == "metadata key inside a scalar" && !bytes.Contains(out, []byte("name: real")) {
