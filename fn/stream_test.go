@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
@@ -9,8 +10,11 @@ import (
 // Issue 19, class 8: the command answers every hostile case of both
 // catalogues exactly as before the streaming path (exit code, stdout and
 // stderr), whether it streamed the list or fell back to the whole parse,
-// and it streams most of them (kyaml-written lists).
+// and it streams most of them (kyaml-written lists), here whatever their
+// size (streamMinInput).
 func TestStreamCataloguesSameAsWhole(t *testing.T) {
+	streamMinInput = 0
+	defer func() { streamMinInput = 64 << 20 }()
 	cases := append(catalogue(t), catalogue19c(t)...)
 	streamable := 0
 	for _, c := range cases {
@@ -32,4 +36,23 @@ func TestStreamCataloguesSameAsWhole(t *testing.T) {
 		t.Fatalf("only %d of %d cases can be streamed: the test proves little", streamable, len(cases))
 	}
 	t.Logf("%d of %d cases streamable", streamable, len(cases))
+}
+
+// TestStreamOnlyLargeInputs: below streamMinInput the list is read
+// whole (a list that could be streamed, and is at any size when the
+// threshold is 0).
+func TestStreamOnlyLargeInputs(t *testing.T) {
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n"
+	if _, streamed := runKRMStream(nil, []byte(in), false, io.Discard, io.Discard); streamed {
+		t.Fatal("a small list was streamed")
+	}
+	streamMinInput = 0
+	defer func() { streamMinInput = 64 << 20 }()
+	p, err := transform.New(transform.Options{Seed: []byte(testSeed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, streamed := runKRMStream(p, []byte(in), false, io.Discard, io.Discard); !streamed {
+		t.Fatal("not streamed with the threshold at 0")
+	}
 }
