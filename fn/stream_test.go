@@ -14,7 +14,7 @@ import (
 // size (streamMinInput).
 func TestStreamCataloguesSameAsWhole(t *testing.T) {
 	streamMinInput = 0
-	defer func() { streamMinInput = 64 << 20 }()
+	defer func() { streamMinInput = 100 << 20 }()
 	cases := append(catalogue(t), catalogue19c(t)...)
 	streamable := 0
 	for _, c := range cases {
@@ -47,7 +47,7 @@ func TestStreamOnlyLargeInputs(t *testing.T) {
 		t.Fatal("a small list was streamed")
 	}
 	streamMinInput = 0
-	defer func() { streamMinInput = 64 << 20 }()
+	defer func() { streamMinInput = 100 << 20 }()
 	p, err := transform.New(transform.Options{Seed: []byte(testSeed)})
 	if err != nil {
 		t.Fatal(err)
