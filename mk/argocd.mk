@@ -29,7 +29,7 @@ test-argocd: build $(BIN)/kustomize $(BIN)/argocd-cmp-server
 
 # The Go modules the sidecar's build stage needs, as a file proxy (see
 # hack/image/sidecar-goproxy.sh); rewritten when go.mod or go.sum change.
-$(SIDECAR_GOMOD)/goproxy: go.mod go.sum hack/image/sidecar-goproxy.sh
+$(SIDECAR_GOMOD)/goproxy: go.mod go.sum hack/image/sidecar-goproxy.sh hack/image/imagedeps.sh
 	hack/image/sidecar-goproxy.sh $(SIDECAR_GOMOD) $(KUSTOMIZE_VERSION)
 	touch $@
 

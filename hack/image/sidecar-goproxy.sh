@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Writes DEST/goproxy: a Go module proxy tree (the layout of the module
-# cache's cache/download) holding exactly the modules the Argo CD sidecar's
-# build stage downloads: those ./fn builds with, and those of standalone
+# Writes DEST/imagedeps (hack/image/imagedeps.sh) and DEST/goproxy: a Go
+# module proxy tree (the layout of the module cache's cache/download)
+# holding exactly the modules the Argo CD sidecar's build stage downloads: those ./fn builds with, and those of standalone
 # kustomize KUSTOMIZE_VERSION. It is filled from the host's module cache
 # (used as a file proxy, so nothing is fetched twice), and
 # Dockerfile.sidecar uses it with GOPROXY=file:///src/goproxy, so the image
@@ -31,6 +31,7 @@ GOBIN=$tmp/bin go install "sigs.k8s.io/kustomize/kustomize/v5@$kversion"
 
 cp -r "$tmp/mod/cache/download" "$new/goproxy"
 rm -rf "$new/goproxy/sumdb"
+hack/image/imagedeps.sh "$new/imagedeps"
 rm -rf "$dest"
 mv "$new" "$dest"
 echo "sidecar-goproxy: $(du -sh "$dest/goproxy" | cut -f1) in $dest/goproxy" >&2

@@ -185,19 +185,32 @@ cmdline_names() {
   tr '\0' ' ' 2>/dev/null <"$1/cmdline" | grep -qF -e "$2/" -e "$2 "
 }
 
+# cpu_seconds PID: the CPU time the process and its waited-for children
+# used, in whole seconds (utime+stime+cutime+cstime of /proc/PID/stat;
+# the fields after the command, which may hold spaces, in parentheses).
+cpu_seconds() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($12 + $13 + $14 + $15) / hz }' <<<"${stat##*) }"
+}
+
 # stop_daemons NAME...: TERM them all, wait up to 10 s, then KILL the rest.
+# Logs the CPU each used: on a 2-CPU node the control plane's share of a
+# test run is time the pods did not get.
 stop_daemons() {
-  local name f pid pids=() i
+  local name f pid pids=() i used=""
   for name in "$@"; do
     f=$S/run/$name.pid
     [[ -f $f ]] || continue
     pid=$(cat "$f")
     if [[ -d /proc/$pid ]] && ours "$pid"; then
+      used+="${used:+, }$name $(cpu_seconds "$pid") s"
       kill -TERM "$pid" 2>/dev/null || true
       pids+=("$pid")
     fi
     rm -f "$f"
   done
+  if [[ -n $used ]]; then log "CPU used: $used"; fi
   for ((i = 0; i < 100 && ${#pids[@]}; i++)); do
     for pid in "${!pids[@]}"; do
       [[ -d /proc/${pids[pid]} ]] || unset "pids[pid]"

@@ -65,7 +65,7 @@ var examples = []example{
 		check: func(t *testing.T, r *run) {
 			res := r.wait(instanceTimeout)
 			out := logs(r.c.Pod("lammps-node-0-0"), "lammps")
-			lines, err := testsupport.LAMMPSRun(out, 4)
+			lines, err := testsupport.LAMMPSRun(out, 4, testsupport.ExampleSteps, testsupport.ExampleAtoms)
 			for _, l := range lines {
 				t.Logf("lammps: %s", l)
 			}

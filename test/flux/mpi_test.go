@@ -27,7 +27,7 @@ import (
 // HANG" and passes; any other flavour hanging there fails.
 const (
 	mpiImage    = "registry.test/mpi:test"
-	mpiJobLimit = "30s"
+	mpiJobLimit = "20s"
 	mpiShm      = "1Gi"
 )
 

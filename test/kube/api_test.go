@@ -17,7 +17,7 @@ import (
 )
 
 // apiClient reads the API server directly over HTTPS with the
-// kubeconfig's client certificate. The tests poll every second in up to
+// kubeconfig's client certificate. The tests poll every 2 s in up to
 // six namespaces at once; a kubectl process per poll costs about 0.3 s of
 // CPU on these 2-core machines, which starved the pods under test. Only
 // reads go through here: everything a user would do (apply, exec, logs)

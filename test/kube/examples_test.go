@@ -80,7 +80,7 @@ var examples = []example{
 		// Debian's lmp (Open MPI 4.1) runs the input as one MPI job of 4
 		// ranks over the 2 pods, to its end; exit 0.
 		out := leaderLog(t, n, mode, "lammps", jobSetCompleted, "node", "lammps")
-		lines, err := testsupport.LAMMPSRun(out, 4)
+		lines, err := testsupport.LAMMPSRun(out, 4, testsupport.ExampleSteps, testsupport.ExampleAtoms)
 		for _, l := range lines {
 			t.Logf("lammps: %s", l)
 		}

@@ -76,6 +76,9 @@ func (n *namespace) close() {
 	if n.t.Failed() {
 		n.dump()
 	}
+	if s, err := n.snapshot(); err == nil {
+		n.t.Logf("namespace %s: its pods used %.1f CPU-s", n.name, meter.account(n.name, s.pods()).Seconds())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if _, err := kubectl(ctx, nil, "delete", "-n", n.name, "jobsets.jobset.x-k8s.io", "--all", "--ignore-not-found", "--cascade=foreground", "--wait=true", "--timeout=150s"); err != nil {

@@ -41,7 +41,10 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	env.err = setup()
+	meter.start(time.Second)
 	code := m.Run()
+	meter.stop()
+	fmt.Fprint(os.Stderr, meter.report())
 	if f := flag.Lookup("test.run"); code == 0 && f != nil && f.Value.String() == "" {
 		if unknown := unknownImageModeCases(); len(unknown) > 0 {
 			fmt.Fprintf(os.Stderr, "imageModeCases names cases no test has: %s\n", strings.Join(unknown, ", "))

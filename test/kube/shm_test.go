@@ -42,14 +42,16 @@ mpicc.mpich -o "${src%.c}" "$src"
 if [ "$FLUX_TASK_RANK" = 0 ]; then echo "shm $(df -k --output=size /dev/shm | tail -n 1) KiB"; fi
 exec "${src%.c}"`
 
-// lammpsLJ writes examples/lammps's Lennard-Jones input (4000 atoms, 100
-// steps) into a file of the task's own and runs Debian's lmp (Open MPI) on
-// it; rank 0 first prints the size of its pod's /dev/shm.
+// lammpsLJ writes a small Lennard-Jones input (examples/lammps's, cut to
+// 500 atoms and 20 steps: this test is about /dev/shm, and 4 ranks busy
+// polling on a 2-CPU node cost the whole suite CPU time) into a file of
+// the task's own and runs Debian's lmp (Open MPI) on it; rank 0 first
+// prints the size of its pod's /dev/shm.
 const lammpsLJ = `set -e
 in=/tmp/in-$FLUX_TASK_RANK.lj
-printf '%s\n' 'units lj' 'atom_style atomic' 'lattice fcc 0.8442' 'region box block 0 10 0 10 0 10' \
+printf '%s\n' 'units lj' 'atom_style atomic' 'lattice fcc 0.8442' 'region box block 0 5 0 5 0 5' \
   'create_box 1 box' 'create_atoms 1 box' 'mass 1 1.0' 'velocity all create 3.0 87287 loop geom' \
-  'pair_style lj/cut 2.5' 'pair_coeff 1 1 1.0 1.0 2.5' 'fix integrate all nve' 'run 100' >"$in"
+  'pair_style lj/cut 2.5' 'pair_coeff 1 1 1.0 1.0 2.5' 'fix integrate all nve' 'run 20' >"$in"
 if [ "$FLUX_TASK_RANK" = 0 ]; then echo "shm $(df -k --output=size /dev/shm | tail -n 1) KiB"; fi
 exec lmp -in "$in" -log none -nocite`
 
@@ -107,7 +109,7 @@ func checkShmRun(t *testing.T, name, log string) {
 			t.Errorf("want the 4-rank ring in the leader's log:\n%s", log)
 		}
 	default:
-		lines, err := testsupport.LAMMPSRun(log, 4)
+		lines, err := testsupport.LAMMPSRun(log, 4, 20, 500)
 		for _, l := range lines {
 			t.Logf("%s: %s", name, l)
 		}

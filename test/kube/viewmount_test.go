@@ -39,6 +39,7 @@ var imageModeCases = map[string]string{
 	"grid/two":             "several replicatedJobs and Jobs, the image volume in each pod template",
 	"security":             "uid 1001 reads the image volume, under seccomp with no capabilities",
 	"core-only":            "a second view image, without Fluxion, mounted",
+	"mpi/openmpi-pmix":     "flux-pmix's pmix.so and its rc file loaded from the read-only mounted view",
 }
 
 // viewMountsFor is the modes case runs in: both when imageModeCases names

@@ -56,6 +56,7 @@ type condition struct {
 
 type containerStatus struct {
 	Name         string `json:"name"`
+	ContainerID  string `json:"containerID"` // containerd://<id>
 	RestartCount int    `json:"restartCount"`
 	State        struct {
 		Running    *struct{} `json:"running"`
@@ -177,8 +178,7 @@ type seenPod struct {
 }
 
 type seenJob struct {
-	name   string
-	failed int
+	name string
 }
 
 func newHistory() *history {
@@ -204,7 +204,6 @@ func (h *history) add(s *snapshot) {
 			sj = &seenJob{name: j.Metadata.Name}
 			h.jobs[j.Metadata.UID] = sj
 		}
-		sj.failed = max(sj.failed, j.Status.Failed)
 	}
 }
 
@@ -218,8 +217,7 @@ func (h *history) podsPerIndex() map[string]int {
 }
 
 // retries describes every sign of a retry or restart the polls saw: a
-// container restarted, two pods for one index, two Jobs of one name, a
-// Job that counted more than one failed pod.
+// container restarted, two pods for one index, two Jobs of one name.
 func (h *history) retries() []string {
 	var out []string
 	for _, p := range h.pods {
@@ -232,12 +230,16 @@ func (h *history) retries() []string {
 			out = append(out, fmt.Sprintf("%d pods for job/index %s", n, key))
 		}
 	}
+	// A Job's failed count is no sign of a retry: it also counts the pods
+	// the Job controller deletes when backoffLimit 0 is exceeded. In the
+	// grid's shape three, the leader failed while its Job's other pod was
+	// still running; that pod was deleted (SuccessfulDelete) and the Job
+	// counted 2 failed pods, with one pod per index all along. Retries show
+	// as two pods for one index (above) and as more SuccessfulCreate
+	// events than completions (checkNoRetries).
 	names := map[string]int{}
 	for _, j := range h.jobs {
 		names[j.name]++
-		if j.failed > 1 {
-			out = append(out, fmt.Sprintf("job %s counted %d failed pods", j.name, j.failed))
-		}
 	}
 	for name, n := range names {
 		if n > 1 {
@@ -248,13 +250,20 @@ func (h *history) retries() []string {
 	return out
 }
 
-// watch polls the namespace every second until done says so or timeout
-// passes; it returns the history and whether done was reached.
+// pollInterval is how often watch lists a namespace. Each poll is three
+// LISTs; at one a second in six namespaces at once the API server used 130
+// CPU-s of a 566 s suite (cluster.sh down's figures), time the pods under
+// test did not get on a 2-CPU node. A pod created and deleted between two
+// polls is still counted, from the Job controller's events (podsCreated).
+const pollInterval = 2 * time.Second
+
+// watch polls the namespace every pollInterval until done says so or
+// timeout passes; it returns the history and whether done was reached.
 func (n *namespace) watch(timeout time.Duration, done func(*snapshot) bool) (*history, bool) {
 	n.t.Helper()
 	h := newHistory()
 	failed := 0
-	for deadline := time.Now().Add(timeout); ; time.Sleep(time.Second) {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(pollInterval) {
 		s, err := n.snapshot()
 		if err != nil {
 			// The first failure says why; a count says how long it lasted.

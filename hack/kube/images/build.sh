@@ -6,13 +6,15 @@
 # serves them to containerd, so rendered JobSets run unchanged.
 #
 # Usage: hack/kube/images/build.sh [FLUX_SRC]
-#   FLUX_SRC: the Flux source tarballs for hack/flux-view/build.sh (default
+#   FLUX_SRC: the Flux source tarballs for hack/flux-view/pmix.sh (default
 #   as mk/flux.mk: ../shared/flux-src beside the repository, else
-#   /work/shared/flux-src).
+#   /work/shared/flux-src). The view roots are pmix.sh's: full/ carries
+#   flux-pmix (as the flux-views images do), core-only/ does not.
 #   JOBSET_FLUX_CACHE (default ~/.cache/jobset-flux) holds the result under
-#   kube-images/<key>; <key> hashes the flux-view build's key, the tools'
-#   build key, every file here but the docs and hosts.sh, and the host's
-#   busybox. The Debian base is cached on its own (base.sh).
+#   kube-images/<key>; <key> hashes pmix.sh's key (which hashes
+#   build.sh's), the tools' build key, every file here but the docs and
+#   hosts.sh, and the host's busybox. The Debian base is cached on its own
+#   (base.sh).
 # Prints the directory IMAGES as its last line: IMAGES/oci/ (the layout,
 # each manifest annotated org.opencontainers.image.ref.name = full ref),
 # IMAGES/refs.txt (one ref per line), IMAGES/base-packages.txt (the base's
@@ -82,10 +84,14 @@ if [[ -z $flux_src ]]; then
   [[ -d $flux_src ]] || flux_src=/work/shared/flux-src
 fi
 
-# Both are cached by content: quick when built.
-view=$(bash "$repo/hack/flux-view/build.sh" "$flux_src" | tail -n 1)
+# Both are cached by content: quick when built. pmix.sh's key hashes
+# build.sh's, so the key below follows both.
+view=$(bash "$repo/hack/flux-view/pmix.sh" "$flux_src" | tail -n 1)
 tools=$(dirname "$(bash "$repo/hack/kube/registry/build.sh" | tail -n 1)")
 [[ -d $view/full/opt/view && -d $view/core-only/opt/view ]] || die "no view roots in $view"
+# The view's links are absolute (/opt/software/...), valid in the image only.
+[[ -L $view/full/opt/view/etc/flux/shell/lua.d/pmix.lua ]] ||
+  die "the full view in $view has no flux-pmix (etc/flux/shell/lua.d/pmix.lua): see hack/flux-view/pmix.sh"
 
 mkdir -p "$cache_root/kube-images"
 exec 9>"$cache_root/kube-images/.lock"
