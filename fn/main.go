@@ -7,7 +7,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -152,22 +151,16 @@ func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr i
 	// ProcessCompact turns each item into text once it is done with it,
 	// and WriteCompacted writes that text in sorted order: memory follows
 	// the output text, not every tree of the list (docs/performance.md).
-	ok, compacted, procErr := proc.ProcessCompact(rl)
-	resourcelist.Sort(rl.Items)
-	out := bufio.NewWriterSize(stdout, 1<<16)
-	if procErr == nil {
-		err = resourcelist.WriteCompacted(out, rl, compacted)
-	} else {
-		err = resourcelist.Write(out, rl)
+	ok, compacted, procErr := proc.ProcessCompact(rl, spoolFor(in, stderr))
+	if procErr != nil {
+		// Some items are stubs by now (their metadata only): they must
+		// not pass for the rendered list.
+		return writeFailed(stdout, stderr, rl, procErr)
 	}
-	if err == nil {
-		err = out.Flush()
+	if code, written := writeCompacted(stdout, stderr, rl, compacted); !written {
+		return code
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
-		return exitProblem
-	}
-	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, procErr)
+	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, nil)
 }
 
 // reportOutcome prints the results and returns the exit code a run of

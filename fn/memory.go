@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 )
 
 // largeInput is the input size from which the collector runs more often.
@@ -29,4 +33,27 @@ func tuneGC(inputBytes int) {
 		return
 	}
 	debug.SetGCPercent(largeInputGCPercent)
+}
+
+// spoolMinInput is the input size from which the output text is kept in
+// a temporary file until it is written (resourcelist.NewSpool) instead of
+// memory. Below it the text is at most a few tens of MiB, and a small
+// render (a kpt package) should not need a writable temporary directory.
+// The tests set it to 0.
+var spoolMinInput = largeInput
+
+// spoolFor returns the spool for an input of in's size, or nil: below
+// spoolMinInput, or when the temporary directory cannot take a file (a
+// read-only container), which is said on stderr; the text then stays in
+// memory, as before the spool.
+func spoolFor(in []byte, stderr io.Writer) *resourcelist.Spool {
+	if len(in) < spoolMinInput {
+		return nil
+	}
+	sp, err := resourcelist.NewSpool()
+	if err != nil {
+		fmt.Fprintf(stderr, "jobset-flux: keeping the output in memory (%v)\n", err)
+		return nil
+	}
+	return sp
 }

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
 // streaming is whether runKRM tries runKRMStream first; the tests turn
@@ -41,19 +43,70 @@ func runKRMStream(proc *transform.Processor, in []byte, verbose bool, stdout, st
 		return 0, false
 	}
 	inherited := len(rl.Results)
-	ok, compacted, err := proc.ProcessStream(rl, lazy)
+	ok, compacted, err := proc.ProcessStream(rl, lazy, spoolFor(in, stderr))
 	if err != nil {
 		return 0, false
 	}
+	if code, written := writeCompacted(stdout, stderr, rl, compacted); !written {
+		return code, true
+	}
+	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, nil), true
+}
+
+// writeCompacted sorts rl and writes it with its stubs' pieces from
+// compacted. written is false when that failed, with the exit code to
+// end with (exitProblem): before a byte reached stdout (an item that
+// could not be encoded, the spool could not be written or read), the
+// list is written with its results and an error result that says why,
+// and no items (writeFailed); after, only stderr can say it.
+func writeCompacted(stdout, stderr io.Writer, rl *fn.ResourceList, compacted *resourcelist.Compactor) (code int, written bool) {
 	resourcelist.Sort(rl.Items)
-	out := bufio.NewWriterSize(stdout, 1<<16)
-	err = resourcelist.WriteCompacted(out, rl, compacted)
+	cw := &countingWriter{w: stdout}
+	out := bufio.NewWriterSize(cw, 1<<16)
+	err := resourcelist.WriteCompacted(out, rl, compacted)
 	if err == nil {
 		err = out.Flush()
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
-		return exitProblem, true
+	switch {
+	case err == nil:
+		return 0, true
+	case cw.n == 0:
+		return writeFailed(stdout, stderr, rl, err), false
 	}
-	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, nil), true
+	fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
+	return exitProblem, false
+}
+
+// writeFailed ends a run whose items cannot be written (some are stubs,
+// or their text is lost): the ResourceList holds the results so far and
+// an error result with err, and no items, so that kpt and kustomize,
+// which stop on the exit code, show why; it returns exitProblem.
+func writeFailed(stdout, stderr io.Writer, rl *fn.ResourceList, err error) int {
+	msg := "the rendered list could not be written: " + err.Error()
+	fmt.Fprintf(stderr, "jobset-flux: %s\n", msg)
+	failed := &fn.ResourceList{
+		FunctionConfig: rl.FunctionConfig,
+		Results:        append(slices.Clip(rl.Results), &fn.Result{Message: msg, Severity: fn.Error}),
+	}
+	out := bufio.NewWriterSize(stdout, 1<<16)
+	werr := resourcelist.Write(out, failed)
+	if werr == nil {
+		werr = out.Flush()
+	}
+	if werr != nil {
+		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", werr)
+	}
+	return exitProblem
+}
+
+// countingWriter counts the bytes that reached w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }

@@ -24,14 +24,16 @@ func ParseStream(in []byte) (*fn.ResourceList, *resourcelist.Lazy, error) {
 // error that wraps resourcelist.ErrUnsafe means an item does not read
 // alone as it does in the list: nothing is lost, the caller renders the
 // whole parse instead.
-func (p *Processor) ProcessStream(rl *fn.ResourceList, lazy *resourcelist.Lazy) (bool, *resourcelist.Compactor, error) {
-	c := resourcelist.NewCompactor(stubKeeps)
+//
+// sp is ProcessCompact's: the spool the output text goes to, or nil.
+func (p *Processor) ProcessStream(rl *fn.ResourceList, lazy *resourcelist.Lazy, sp *resourcelist.Spool) (bool, *resourcelist.Compactor, error) {
+	c := resourcelist.NewSpooledCompactor(stubKeeps, sp)
 	ok, err := p.process(rl, c, lazy)
 	if err == nil {
 		err = loadRest(rl.Items, lazy)
 	}
 	if err != nil {
-		c.Close()
+		c.Release()
 		return false, nil, err
 	}
 	return ok, c, nil

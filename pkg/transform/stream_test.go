@@ -29,7 +29,7 @@ func stWhole(t testing.TB, in []byte) (out []byte, ok, parsed bool) {
 	if err != nil {
 		return nil, false, false
 	}
-	ok, c, err := hProcessor(t).ProcessCompact(rl)
+	ok, c, err := hProcessor(t).ProcessCompact(rl, testSpool(t))
 	if err != nil {
 		t.Fatalf("ProcessCompact: %v", err)
 	}
@@ -48,7 +48,7 @@ func stStream(t testing.TB, in []byte) (out []byte, ok, streamed bool) {
 	rl, lazy, err := transform.ParseStream(in)
 	if err == nil {
 		var c *resourcelist.Compactor
-		if ok, c, err = hProcessor(t).ProcessStream(rl, lazy); err == nil {
+		if ok, c, err = hProcessor(t).ProcessStream(rl, lazy, testSpool(t)); err == nil {
 			resourcelist.Sort(rl.Items)
 			var b bytes.Buffer
 			if err := resourcelist.WriteCompacted(&b, rl, c); err != nil {

@@ -80,12 +80,13 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 // the background, and stands in the list as a stub from then on (see
 // compacting). Memory then follows the output text, not the trees of the
 // whole list; the bytes written are those of Process and
-// resourcelist.Write.
-func (p *Processor) ProcessCompact(rl *fn.ResourceList) (bool, *resourcelist.Compactor, error) {
-	c := resourcelist.NewCompactor(stubKeeps)
+// resourcelist.Write. With a spool (not nil) the text goes to its file,
+// not memory (resourcelist.NewSpooledCompactor); the Compactor owns it.
+func (p *Processor) ProcessCompact(rl *fn.ResourceList, sp *resourcelist.Spool) (bool, *resourcelist.Compactor, error) {
+	c := resourcelist.NewSpooledCompactor(stubKeeps, sp)
 	ok, err := p.process(rl, c, nil)
 	if err != nil {
-		c.Close()
+		c.Release()
 		return false, nil, err
 	}
 	return ok, c, nil
