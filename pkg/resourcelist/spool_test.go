@@ -218,3 +218,56 @@ func TestSpoolRecompact(t *testing.T) {
 		}
 	}
 }
+
+// stubItem is a JobSet as kpt hands it over, annotated with its file.
+const stubItem = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: jobset.x-k8s.io/v1alpha2
+  kind: JobSet
+  metadata:
+    name: cfd-00000
+    namespace: team-14
+    labels:
+      app.kubernetes.io/name: cfd-00000
+      app.kubernetes.io/part-of: team-14
+    annotations:
+      flux-framework.org/enabled: "true"
+      flux-framework.org/tasks-per-node: "2"
+      config.kubernetes.io/index: '0'
+      config.kubernetes.io/path: team-14/cfd-00000/jobset.yaml
+      internal.config.kubernetes.io/index: '0'
+      internal.config.kubernetes.io/path: team-14/cfd-00000/jobset.yaml
+  spec:
+    replicatedJobs: []
+`
+
+// TestStubSize: what a stub of a kpt-placed JobSet costs once the text
+// is spooled (the part of memory that grows with the list), with the
+// filter pkg/transform uses: apiVersion, kind, name, namespace, the Flux
+// annotation and the four placement annotations. 10,000 stubs are made
+// and the live heap measured; the bound holds it near the figure of
+// docs/performance.md ("Memory").
+func TestStubSize(t *testing.T) {
+	rl, err := Parse([]byte(stubItem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := func(field, key string) bool {
+		return field == "annotations" && (key == "flux-framework.org/enabled" || strings.Contains(key, "config.kubernetes.io/"))
+	}
+	const n = 10000
+	stubs := make([]*fn.KubeObject, n)
+	before := liveHeap()
+	for i := range stubs {
+		stubs[i] = Stub(rl.Items[0], keep)
+	}
+	per := float64(liveHeap()-before) / n
+	if got := stubs[n-1].GetAnnotation("internal.config.kubernetes.io/path"); got != "team-14/cfd-00000/jobset.yaml" || stubs[0].GetNamespace() != "team-14" {
+		t.Fatalf("the stub lost its metadata: %q\n%s", got, stubs[0].String())
+	}
+	t.Logf("a stub of a kpt-placed JobSet takes %.0f bytes", per)
+	if per > 2400 {
+		t.Errorf("a stub takes %.0f bytes, over 2,400", per)
+	}
+}
