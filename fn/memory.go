@@ -42,6 +42,9 @@ func tuneGC(inputBytes int) {
 // The tests set it to 0.
 var spoolMinInput = largeInput
 
+// newSpool makes the spool; the tests put one that fails in its place.
+var newSpool = resourcelist.NewSpool
+
 // spoolFor returns the spool for an input of in's size, or nil: below
 // spoolMinInput, or when the temporary directory cannot take a file (a
 // read-only container), which is said on stderr; the text then stays in
@@ -50,7 +53,7 @@ func spoolFor(in []byte, stderr io.Writer) *resourcelist.Spool {
 	if len(in) < spoolMinInput {
 		return nil
 	}
-	sp, err := resourcelist.NewSpool()
+	sp, err := newSpool()
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: keeping the output in memory (%v)\n", err)
 		return nil
