@@ -56,3 +56,31 @@ func TestStreamOnlyLargeInputs(t *testing.T) {
 		t.Fatal("not streamed with the threshold at 0")
 	}
 }
+
+// TestStreamJobSetLists: a list that is mostly Flux JobSets is streamed
+// from streamJobSetsMinInput; a list of ConfigMaps, or one like make
+// bench's mixes (about 12% of items marked for Flux), only from
+// streamMinInput.
+func TestStreamJobSetLists(t *testing.T) {
+	old := streamJobSetsMinInput
+	streamJobSetsMinInput = 0
+	defer func() { streamJobSetsMinInput = old }()
+	list := func(flux, other int) []byte {
+		s := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+		for range flux {
+			s += indentItem(goodJobSet)
+		}
+		for range other {
+			s += indentItem("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n")
+		}
+		return []byte(s)
+	}
+	for _, tc := range []struct {
+		flux, other int
+		want        bool
+	}{{3, 0, true}, {1, 1, true}, {0, 4, false}, {1, 8, false}} {
+		if got := streamFor(list(tc.flux, tc.other)); got != tc.want {
+			t.Errorf("%d Flux JobSets, %d ConfigMaps: streamed %v, want %v (share %.2f)", tc.flux, tc.other, got, tc.want, fluxShare(list(tc.flux, tc.other)))
+		}
+	}
+}
