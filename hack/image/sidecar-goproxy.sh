@@ -24,7 +24,10 @@ trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # The host's cache first, the configured proxy for anything it lacks (a
 # first run on a fresh machine).
-export GOMODCACHE=$tmp/mod GOFLAGS="-modcacherw -buildvcs=false" CGO_ENABLED=0
+# -trimpath: the build cache keys of kustomize's packages then name module
+# versions, not this run's temporary module cache, so a later run reuses
+# them instead of compiling kustomize again (about 40 s on 2 CPUs).
+export GOMODCACHE=$tmp/mod GOFLAGS="-modcacherw -buildvcs=false -trimpath" CGO_ENABLED=0
 export GOPROXY="file://$host,$upstream"
 go list -deps ./fn >/dev/null
 GOBIN=$tmp/bin go install "sigs.k8s.io/kustomize/kustomize/v5@$kversion"

@@ -512,7 +512,10 @@ cmd_down() {
   stop_daemons containerd
   kill_by_cmdline "$SOCK" # shims outlive a killed containerd
   kill_pods
-  stop_daemons mntns registry scheduler controller-manager apiserver etcd
+  # The API server before etcd, which its shutdown still talks to: stopped
+  # together after a test run, it outlived TERM by 10 s and was killed.
+  stop_daemons mntns registry scheduler controller-manager apiserver
+  stop_daemons etcd
   kill_by_cmdline "$S"
   kill_in_mntns
   remove_cgroups

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -29,7 +28,11 @@ import (
 // for MPICH only the tolerance of a hang in MPI_Finalize (Debian's MPICH
 // with UCX, ../shared/docs/mpi.md) that the time limit ends.
 const (
-	mpiTimeLimit = "2m"   // the time-limit setting: a hang cannot hold a JobSet
+	// The time-limit setting. A job runs in seconds once the brokers are
+	// up, but an MPICH/UCX hang in MPI_Finalize spins one rank until the
+	// limit: at 2m a hung run's pods used 111 CPU-s against 6 for a run
+	// that finalized, on a 2-CPU node shared by the whole suite.
+	mpiTimeLimit = "45s"
 	mpiShm       = "64Mi" // above the shm-size rule for 1 task per pod
 	mpiConfigMap = "mpiprog"
 )
@@ -144,22 +147,22 @@ func runMPI(t *testing.T, c mpiCase, mode string) {
 	}
 	s := rs[0]
 	t.Logf("rank 0: %s", s.Line)
-	tasks := len(c.pods())
-	if !s.OK || s.Size != tasks || s.Flux != tasks || s.Hosts != tasks {
-		t.Errorf("summary %q: want OK, size %d, %d hosts", s.Line, tasks, tasks)
+	for _, err := range mpiprog.CheckSummary(s, c.pods(), len(c.pods())) {
+		t.Error(err)
 	}
-	for i, h := range s.Ranks {
-		if want := c.pods()[i]; h != want {
-			t.Errorf("rank %d ran on %s, want %s", i, h, want)
-		}
+	// The cluster's full view has flux-pmix.
+	line, err := mpiprog.CheckRCPath(out, true)
+	if err != nil {
+		t.Error(err)
+	} else {
+		t.Logf("%s", line)
 	}
-	checkRCPath(t, out)
+	hang, err := mpiprog.FinalizeOutcome(c.flavour, out, state == jobSetCompleted)
 	switch {
-	case mpiprog.Finalized(out) && state == jobSetCompleted:
-	case !mpiprog.Finalized(out) && c.flavour == mpiprog.MPICH && strings.Contains(out, "timeout"):
+	case err != nil:
+		t.Errorf("%v (JobSet %s: %s):\n%s", err, state, msg, lastLines(out, 30))
+	case hang:
 		t.Logf("MPI_FINALIZE HANG: MPICH/UCX hung in MPI_Finalize after an OK summary; the %s time limit ended the job (JobSet %s)", mpiTimeLimit, state)
-	default:
-		t.Errorf("finalized: %v, JobSet %s (%s); want MPI_Finalize to return and the JobSet Completed:\n%s", mpiprog.Finalized(out), state, msg, lastLines(out, 30))
 	}
 }
 
@@ -177,21 +180,6 @@ func mpiLeaderLog(t *testing.T, n *namespace, h *history, c mpiCase, mode string
 	out := n.logs(leader.Metadata.Name, "app")
 	checkViewMount(t, mode, leader, out)
 	return out
-}
-
-// checkRCPath: the cluster's full view has flux-pmix, so the entrypoint
-// names its rc directory, and only it, for the job shell.
-func checkRCPath(t *testing.T, out string) {
-	t.Helper()
-	const prefix = "jobset-flux: job shell rc files: "
-	line := firstLine(out, prefix)
-	_, dirs, found := strings.Cut(line, prefix)
-	if !found || !strings.HasPrefix(dirs, "/opt/software/") || !strings.HasSuffix(dirs, "/etc/flux/shell/lua.d") ||
-		!strings.Contains(dirs, "/flux-pmix-") || strings.Contains(dirs, ":") {
-		t.Errorf("entrypoint rc path line %q; want flux-pmix's own etc/flux/shell/lua.d only", line)
-		return
-	}
-	t.Logf("%s", line)
 }
 
 // TestMPIPMIOff: the negative control. With -o pmi=off no PMI reaches
@@ -219,19 +207,16 @@ func TestMPIPMIOff(t *testing.T) {
 // checkPMIOff checks the leader's log of a pmi=off run of tasks tasks.
 func checkPMIOff(t *testing.T, f mpiprog.Flavour, out string, tasks int) {
 	t.Helper()
-	rs := mpiprog.Summaries(out)
-	for _, s := range rs {
+	for _, s := range mpiprog.Summaries(out) {
 		t.Logf("singleton: %s", s.Line)
-		if s.OK || s.Size != 1 || s.Flux != tasks {
-			t.Errorf("summary %q: want FAIL with size 1 and flux-size %d", s.Line, tasks)
-		}
 	}
-	switch {
-	case f == mpiprog.MPICH && len(rs) != tasks:
-		t.Errorf("%d summaries, want one FAIL per task (%d):\n%s", len(rs), tasks, lastLines(out, 30))
-	case f == mpiprog.OpenMPI && (len(rs) != 0 || !strings.Contains(out, "PMI_Init")):
-		t.Errorf("%d summaries; want none, and Open MPI's PMI_Init failure in the log:\n%s", len(rs), lastLines(out, 30))
-	case f == mpiprog.OpenMPI:
+	errs := mpiprog.CheckPMIOff(f, out, tasks)
+	for _, err := range errs {
+		t.Error(err)
+	}
+	if len(errs) > 0 {
+		t.Logf("rank 0's log ends:\n%s", lastLines(out, 30))
+	} else if f == mpiprog.OpenMPI {
 		t.Logf("Open MPI: %s", firstLine(out, "PMI_Init"))
 	}
 }

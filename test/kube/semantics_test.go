@@ -174,9 +174,9 @@ func TestDependsOn(t *testing.T) {
 				st, msg := h.last.jobSetState("dep")
 				t.Fatalf("JobSet %s (%s): the gate was expected never to open", st, msg)
 			}
-			for _, j := range h.jobs {
-				if j.name != "dep-a-0" {
-					t.Errorf("Job %s created: the gate opened", j.name)
+			for _, name := range h.jobs {
+				if name != "dep-a-0" {
+					t.Errorf("Job %s created: the gate opened", name)
 				}
 			}
 			if p, ok := h.last.pod("a", 0, 0); !ok || p.Status.Phase != "Running" {

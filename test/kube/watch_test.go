@@ -163,10 +163,11 @@ func (s *snapshot) pod(rj string, job, index int) (object, bool) {
 }
 
 // history is everything the polls saw: every pod and Job that existed at
-// some poll, by UID, with the most it ever showed of restarts and failures.
+// some poll, by UID: pods with the most restarts they ever showed, Jobs by
+// name.
 type history struct {
 	pods  map[string]*seenPod
-	jobs  map[string]*seenJob
+	jobs  map[string]string
 	last  *snapshot
 	start time.Time
 }
@@ -177,12 +178,8 @@ type seenPod struct {
 	firstSeen                        time.Duration
 }
 
-type seenJob struct {
-	name string
-}
-
 func newHistory() *history {
-	return &history{pods: map[string]*seenPod{}, jobs: map[string]*seenJob{}, start: time.Now()}
+	return &history{pods: map[string]*seenPod{}, jobs: map[string]string{}, start: time.Now()}
 }
 
 func (h *history) add(s *snapshot) {
@@ -199,11 +196,7 @@ func (h *history) add(s *snapshot) {
 		}
 	}
 	for _, j := range s.jobs() {
-		sj := h.jobs[j.Metadata.UID]
-		if sj == nil {
-			sj = &seenJob{name: j.Metadata.Name}
-			h.jobs[j.Metadata.UID] = sj
-		}
+		h.jobs[j.Metadata.UID] = j.Metadata.Name
 	}
 }
 
@@ -238,8 +231,8 @@ func (h *history) retries() []string {
 	// as two pods for one index (above) and as more SuccessfulCreate
 	// events than completions (checkNoRetries).
 	names := map[string]int{}
-	for _, j := range h.jobs {
-		names[j.name]++
+	for _, name := range h.jobs {
+		names[name]++
 	}
 	for name, n := range names {
 		if n > 1 {
