@@ -77,8 +77,14 @@ func runKRMStream(proc *transform.Processor, in []byte, verbose bool, stdout, st
 		return 0, false
 	}
 	inherited := len(rl.Results)
-	ok, compacted, err := proc.ProcessStream(rl, lazy, spoolFor(in, stderr))
+	sp := spoolFor(in, stderr)
+	undo := func() {}
+	if sp != nil {
+		undo = tuneStreamedGC()
+	}
+	ok, compacted, err := proc.ProcessStream(rl, lazy, sp)
 	if err != nil {
+		undo()
 		return 0, false
 	}
 	if code, written := writeCompacted(stdout, stderr, rl, compacted); !written {
