@@ -29,10 +29,10 @@ import (
 //   - read whole (below those sizes): the input's tree and the output
 //     text, both in the heap, so memory follows input + output bytes.
 //
-// main without the spool misses it (f1736a7: 918 to 964 MiB at 10,000
-// Flux JobSets against 641; 2b567b0: 2,370 MiB at 200,000 ConfigMaps
-// against 1,523), as would a change that holds a streamed list's output
-// text in the heap.
+// main without the spool misses it (f1736a7: 898 to 964 MiB at 10,000
+// Flux JobSets against 641, 2,356 MiB at 200,000 ConfigMaps against
+// 2,284), as would a change that holds a streamed list's output text in
+// the heap.
 const (
 	// memMargin is the headroom over the fitted figures: load does not
 	// move peak RSS (docs/performance.md), the collector's timing does,
@@ -46,11 +46,12 @@ const (
 	// memPerFluxJobSet and memPerOtherItem are the peak RSS per input
 	// item of a streamed list beyond its text: a Flux JobSet leaves
 	// three stubs and a result, and makes the heap the collector lets
-	// grow (42 KiB at 10,000, 38 KiB at 50,000, over 6.5 KB live); an
-	// item passed through leaves one stub (5.0 KiB at 200,000
-	// ConfigMaps).
+	// grow (42 KiB at 10,000 and 38 KiB at 50,000 at GOGC 50; 27 KiB at
+	// 10,000 at GOGC 100 with the results written one at a time, over
+	// 6.5 KB live); an item passed through leaves one stub (7.6 KiB at
+	// 200,000 ConfigMaps at GOGC 100, 5.0 at GOGC 50).
 	memPerFluxJobSet = 42 << 10
-	memPerOtherItem  = 5 << 10
+	memPerOtherItem  = 8 << 10
 	// memPerWholeByte is the peak RSS per byte of input + output of a
 	// list read whole (its tree, about nine times its text, and the
 	// text): the slope between 10,000 and 50,000 ConfigMaps.
