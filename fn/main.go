@@ -7,7 +7,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -140,6 +139,9 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 // always written; the exit code says whether there were errors; errors and
 // warnings also go to stderr, because kustomize shows only stderr.
 func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr io.Writer) int {
+	if code, streamed := runKRMStream(proc, in, verbose, stdout, stderr); streamed {
+		return code
+	}
 	rl, err := resourcelist.Parse(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", resourcelist.OneLine(resourcelist.Clip(err.Error(), resourcelist.MaxLine)))
@@ -149,22 +151,16 @@ func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr i
 	// ProcessCompact turns each item into text once it is done with it,
 	// and WriteCompacted writes that text in sorted order: memory follows
 	// the output text, not every tree of the list (docs/performance.md).
-	ok, compacted, procErr := proc.ProcessCompact(rl)
-	resourcelist.Sort(rl.Items)
-	out := bufio.NewWriterSize(stdout, 1<<16)
-	if procErr == nil {
-		err = resourcelist.WriteCompacted(out, rl, compacted)
-	} else {
-		err = resourcelist.Write(out, rl)
+	ok, compacted, procErr := proc.ProcessCompact(rl, spoolFor(in, stderr))
+	if procErr != nil {
+		// Some items are stubs by now (their metadata only): they must
+		// not pass for the rendered list.
+		return writeFailed(stdout, stderr, rl, procErr)
 	}
-	if err == nil {
-		err = out.Flush()
+	if code, written := writeCompacted(stdout, stderr, rl, compacted); !written {
+		return code
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", err)
-		return exitProblem
-	}
-	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, procErr)
+	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, nil)
 }
 
 // reportOutcome prints the results and returns the exit code a run of

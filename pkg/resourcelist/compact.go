@@ -31,9 +31,18 @@ type Compactor struct {
 	wg   sync.WaitGroup
 
 	mu     sync.Mutex
-	pieces map[*fn.KubeObject][]byte
+	pieces map[*fn.KubeObject]span
+	spool  *spool // nil: the pieces are kept in memory
 	err    error
 	closed bool
+}
+
+// span is where a stub's piece is: its text, in memory, or its place in
+// the spool (the text is then nil).
+type span struct {
+	text    []byte
+	off, n  int64
+	spooled bool
 }
 
 type compactJob struct {
@@ -49,21 +58,54 @@ type StubFilter func(field, key string) bool
 // behind, Compact waits, so that trees do not pile up in it.
 func NewCompactor(keep StubFilter) *Compactor {
 	n := runtime.GOMAXPROCS(0)
-	c := &Compactor{keep: keep, jobs: make(chan compactJob, n), pieces: map[*fn.KubeObject][]byte{}}
+	c := &Compactor{keep: keep, jobs: make(chan compactJob, n), pieces: map[*fn.KubeObject]span{}}
 	for range n {
 		c.wg.Go(func() {
 			for j := range c.jobs {
 				b, err := itemPiece(j.full)
 				c.mu.Lock()
-				if err != nil && c.err == nil {
-					c.err = fmt.Errorf("%s %s: %w", j.full.GetKind(), j.full.GetName(), err)
+				if err != nil {
+					c.fail(fmt.Errorf("%s %s: %w", j.full.GetKind(), j.full.GetName(), err))
 				}
-				c.pieces[j.stub] = b
+				c.store(j.stub, b)
 				c.mu.Unlock()
 			}
 		})
 	}
 	return c
+}
+
+// NewSpooledCompactor is NewCompactor with the pieces kept in sp (see
+// spool.go) instead of memory; c owns sp from then on and closes it in
+// Release.
+func NewSpooledCompactor(keep StubFilter, sp *Spool) *Compactor {
+	c := NewCompactor(keep)
+	if sp != nil {
+		c.spool = sp.s
+	}
+	return c
+}
+
+// fail records the first error; c.mu is held.
+func (c *Compactor) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// store keeps b as stub's piece, in the spool when there is one; c.mu is
+// held. An error writing the spool is kept for Close.
+func (c *Compactor) store(stub *fn.KubeObject, b []byte) {
+	if c.spool == nil || c.err != nil {
+		c.pieces[stub] = span{text: b}
+		return
+	}
+	off, err := c.spool.add(b)
+	if err != nil {
+		c.fail(fmt.Errorf("%s %s: %w", stub.GetKind(), stub.GetName(), err))
+		return
+	}
+	c.pieces[stub] = span{off: off, n: int64(len(b)), spooled: true}
 }
 
 // Compact queues obj to be encoded and returns its stub, which stands for
@@ -73,7 +115,7 @@ func NewCompactor(keep StubFilter) *Compactor {
 func (c *Compactor) Compact(obj *fn.KubeObject) *fn.KubeObject {
 	stub := Stub(obj, c.keep)
 	c.mu.Lock()
-	c.pieces[stub] = nil // known as a stub at once; its piece follows
+	c.pieces[stub] = span{} // known as a stub at once; its piece follows
 	c.mu.Unlock()
 	c.jobs <- compactJob{stub: stub, full: obj}
 	return stub
@@ -92,7 +134,25 @@ func (c *Compactor) Close() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !closed && c.spool != nil {
+		if err := c.spool.flush(); err != nil {
+			c.fail(err)
+		}
+	}
 	return c.err
+}
+
+// Release closes c (Close) and its spool, whose file is then gone. A
+// released Compactor cannot be read: call it once the list is written,
+// or given up.
+func (c *Compactor) Release() {
+	c.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spool != nil {
+		c.spool.close()
+		c.spool = nil
+	}
 }
 
 // Has reports whether obj is a stub of c.
@@ -112,13 +172,14 @@ func (c *Compactor) Recompact(stub *fn.KubeObject, edit func(*fn.KubeObject)) (*
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	b, ok := c.pieces[stub]
-	delete(c.pieces, stub)
-	c.mu.Unlock()
+	b, ok, err := c.piece(stub)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s %s was not compacted", stub.GetKind(), stub.GetName())
 	}
+	c.drop(stub)
 	rl, err := Parse([]byte(header + itemsKey + string(b)))
 	if err != nil || len(rl.Items) != 1 {
 		return nil, fmt.Errorf("reading back %s %s: %v", stub.GetKind(), stub.GetName(), err)
@@ -131,20 +192,62 @@ func (c *Compactor) Recompact(stub *fn.KubeObject, edit func(*fn.KubeObject)) (*
 	}
 	next := Stub(obj, c.keep)
 	c.mu.Lock()
-	c.pieces[next] = nb
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	// After Close the spool's writer is flushed: the piece is written
+	// and flushed again, so that it can be read back like the others.
+	c.store(next, nb)
+	if c.spool != nil && c.err == nil {
+		c.fail(c.spool.flush())
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
 	return next, nil
 }
 
-// piece returns the encoded text of a stub (without the items key).
-func (c *Compactor) piece(stub *fn.KubeObject) ([]byte, bool) {
+// has reports whether stub is a stub of c (nil: none is).
+func (c *Compactor) has(stub *fn.KubeObject) bool {
 	if c == nil {
-		return nil, false
+		return false
+	}
+	return c.Has(stub)
+}
+
+// piece returns the encoded text of a stub (without the items key),
+// read back from the spool when it is there.
+func (c *Compactor) piece(stub *fn.KubeObject) ([]byte, bool, error) {
+	if c == nil {
+		return nil, false, nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	b, ok := c.pieces[stub]
-	return b, ok
+	sp, ok := c.pieces[stub]
+	spool := c.spool
+	c.mu.Unlock()
+	if !ok || !sp.spooled {
+		return sp.text, ok, nil
+	}
+	b := make([]byte, sp.n)
+	if err := spool.read(b, sp.off); err != nil {
+		return nil, false, fmt.Errorf("%s %s: %w", stub.GetKind(), stub.GetName(), err)
+	}
+	return b, true, nil
+}
+
+// copyPiece writes a stub's piece to w, from memory or from the spool
+// (through buf, so that no piece is held whole).
+func (c *Compactor) copyPiece(w io.Writer, stub *fn.KubeObject, buf []byte) error {
+	c.mu.Lock()
+	sp := c.pieces[stub]
+	spool := c.spool
+	c.mu.Unlock()
+	if !sp.spooled {
+		_, err := w.Write(sp.text)
+		return err
+	}
+	if err := spool.copyTo(w, sp.off, sp.n, buf); err != nil {
+		return fmt.Errorf("%s %s: %w", stub.GetKind(), stub.GetName(), err)
+	}
+	return nil
 }
 
 // drop forgets a stub's piece once it is written.
@@ -172,19 +275,61 @@ func itemPiece(obj *fn.KubeObject) ([]byte, error) {
 // Stub is a copy of obj's apiVersion, kind and metadata, nothing else,
 // and of the labels and annotations only those keep allows: what the
 // function reads of an item it is done with.
+//
+// A stub stands for every item of the list until it is written, so its
+// size is what memory grows with once the text is spooled. The key nodes
+// are shared by all stubs (keyNode): nothing changes a key of a stub
+// (setting an annotation replaces or adds a value), and a node takes 160
+// bytes. A labels or annotations map that keep empties is left out: it
+// reads as no map. Measured by TestStubSize.
 func Stub(obj *fn.KubeObject, keep StubFilter) *fn.KubeObject {
 	n := nodeOf(obj)
-	stub := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+	stub := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: make([]*yaml.Node, 0, 6)}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
 		case "apiVersion", "kind":
-			stub.Content = append(stub.Content, yaml.CopyYNode(k), yaml.CopyYNode(v))
+			stub.Content = append(stub.Content, keyNode(k), scalarCopy(v))
 		case "metadata":
-			stub.Content = append(stub.Content, yaml.CopyYNode(k), stubMetadata(v, keep))
+			stub.Content = append(stub.Content, keyNode(k), stubMetadata(v, keep))
 		}
 	}
 	return fn.MoveToKubeObject(yaml.NewRNode(stub))
+}
+
+// stubKey is what a shared key node is known by.
+type stubKey struct {
+	kind       yaml.Kind
+	style      yaml.Style
+	tag, value string
+}
+
+// stubKeys holds the shared key nodes: the keys of apiVersion, kind and
+// metadata and of what keep allows, a vocabulary that does not grow with
+// the list.
+var stubKeys sync.Map
+
+// keyNode is the shared copy of key k (a scalar; any other is copied).
+// Its position and comments are not kept: nothing reads them of a stub.
+func keyNode(k *yaml.Node) *yaml.Node {
+	if k.Kind != yaml.ScalarNode || k.Anchor != "" {
+		return yaml.CopyYNode(k)
+	}
+	key := stubKey{k.Kind, k.Style, k.Tag, k.Value}
+	if n, ok := stubKeys.Load(key); ok {
+		return n.(*yaml.Node)
+	}
+	n, _ := stubKeys.LoadOrStore(key, &yaml.Node{Kind: k.Kind, Style: k.Style, Tag: k.Tag, Value: k.Value})
+	return n.(*yaml.Node)
+}
+
+// scalarCopy copies a value node: its own, since setting a value may
+// write the node in place.
+func scalarCopy(v *yaml.Node) *yaml.Node {
+	if v.Kind != yaml.ScalarNode {
+		return yaml.CopyYNode(v)
+	}
+	return &yaml.Node{Kind: v.Kind, Style: v.Style, Tag: v.Tag, Value: v.Value, Anchor: v.Anchor}
 }
 
 // stubMetadata copies a metadata map, its labels and annotations
@@ -198,15 +343,17 @@ func stubMetadata(meta *yaml.Node, keep StubFilter) *yaml.Node {
 		k, v := meta.Content[i], meta.Content[i+1]
 		switch {
 		case (k.Value == "labels" || k.Value == "annotations") && v.Kind == yaml.MappingNode:
-			m := &yaml.Node{Kind: yaml.MappingNode, Tag: v.Tag}
+			var kept []*yaml.Node
 			for j := 0; j+1 < len(v.Content); j += 2 {
 				if keep(k.Value, v.Content[j].Value) {
-					m.Content = append(m.Content, yaml.CopyYNode(v.Content[j]), yaml.CopyYNode(v.Content[j+1]))
+					kept = append(kept, keyNode(v.Content[j]), scalarCopy(v.Content[j+1]))
 				}
 			}
-			out.Content = append(out.Content, yaml.CopyYNode(k), m)
+			if len(kept) > 0 {
+				out.Content = append(out.Content, keyNode(k), &yaml.Node{Kind: yaml.MappingNode, Tag: v.Tag, Content: kept})
+			}
 		case k.Value == "name" || k.Value == "namespace" || k.Value == "labels" || k.Value == "annotations":
-			out.Content = append(out.Content, yaml.CopyYNode(k), yaml.CopyYNode(v))
+			out.Content = append(out.Content, keyNode(k), scalarCopy(v))
 		}
 	}
 	return out
@@ -214,15 +361,18 @@ func stubMetadata(meta *yaml.Node, keep StubFilter) *yaml.Node {
 
 // WriteCompacted is Write for a list whose items may be stubs of c: a
 // stub is written as the piece c encoded for it, any other item is
-// encoded as Write does. c must be closed.
+// encoded as Write does. c is closed first and released afterwards.
+// Nothing is written when an item could not be encoded or kept (an error
+// of Close); an error reading the spool stops the writing where it is.
 func WriteCompacted(w io.Writer, rl *fn.ResourceList, c *Compactor) error {
+	defer c.Release()
 	if err := c.Close(); err != nil {
 		return err
 	}
 	var full fn.KubeObjects
 	at := map[int]int{}
 	for i, it := range rl.Items {
-		if _, ok := c.piece(it); !ok {
+		if !c.has(it) {
 			at[i] = len(full)
 			full = append(full, it)
 		}
@@ -246,16 +396,19 @@ func WriteCompacted(w io.Writer, rl *fn.ResourceList, c *Compactor) error {
 			return err
 		}
 	}
+	buf := make([]byte, 1<<16)
 	for i, it := range rl.Items {
-		var b []byte
 		if j, ok := at[i]; ok {
-			b, pieces[j] = pieces[j], nil
+			b := pieces[j]
+			pieces[j] = nil
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
 		} else {
-			b, _ = c.piece(it)
+			if err := c.copyPiece(w, it, buf); err != nil {
+				return err
+			}
 			c.drop(it)
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
 		}
 		rl.Items[i] = nil
 	}

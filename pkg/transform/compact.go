@@ -51,8 +51,7 @@ func newCompacting(c *resourcelist.Compactor, items fn.KubeObjects) *compacting 
 	}
 	cp := &compacting{c: c, owners: map[string]bool{}}
 	for _, item := range items {
-		value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
-		if item.GetKind() == jobset.Kind && marked && value != "false" {
+		if isOwner(item) {
 			cp.owners[item.GetNamespace()+"/"+item.GetName()] = true
 		}
 	}
@@ -64,6 +63,13 @@ func newCompacting(c *resourcelist.Compactor, items fn.KubeObjects) *compacting 
 		}
 	}
 	return cp
+}
+
+// isOwner reports whether item is a JobSet whose generated objects are
+// not orphans: one marked for Flux, unless marked "false".
+func isOwner(item *fn.KubeObject) bool {
+	value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
+	return item.GetKind() == jobset.Kind && marked && value != "false"
 }
 
 // candidate reports whether obj is labelled as generated for a JobSet

@@ -41,21 +41,25 @@ func ctBoth(t *testing.T, name string, in []byte) []byte {
 	if err := resourcelist.Write(&want, rl); err != nil {
 		t.Fatalf("%s: Write: %v", name, err)
 	}
-	rl, err = resourcelist.Parse(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	okC, c, err := p.ProcessCompact(rl)
-	if err != nil {
-		t.Fatalf("%s: ProcessCompact: %v", name, err)
-	}
-	resourcelist.Sort(rl.Items)
-	var got bytes.Buffer
-	if err := resourcelist.WriteCompacted(&got, rl, c); err != nil {
-		t.Fatalf("%s: WriteCompacted: %v", name, err)
-	}
-	if ok != okC || !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("%s: compacted (ok %v) differs from Process + Write (ok %v): %s\n--- input\n%s", name, okC, ok, testenv.FirstDifference(got.Bytes(), want.Bytes()), in)
+	// The pieces in memory (no spool: a read-only temporary directory)
+	// and in the spool's file.
+	for _, sp := range []*resourcelist.Spool{nil, testSpool(t)} {
+		rl, err = resourcelist.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		okC, c, err := p.ProcessCompact(rl, sp)
+		if err != nil {
+			t.Fatalf("%s: ProcessCompact: %v", name, err)
+		}
+		resourcelist.Sort(rl.Items)
+		var got bytes.Buffer
+		if err := resourcelist.WriteCompacted(&got, rl, c); err != nil {
+			t.Fatalf("%s: WriteCompacted: %v", name, err)
+		}
+		if ok != okC || !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%s: compacted (ok %v, spool %v) differs from Process + Write (ok %v): %s\n--- input\n%s", name, okC, sp != nil, ok, testenv.FirstDifference(got.Bytes(), want.Bytes()), in)
+		}
 	}
 	return want.Bytes()
 }
@@ -249,11 +253,11 @@ func TestCompactLeavesStubs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, c, err := hProcessor(t).ProcessCompact(rl)
+	ok, c, err := hProcessor(t).ProcessCompact(rl, testSpool(t))
 	if err != nil || !ok {
 		t.Fatalf("ProcessCompact: %v, %v", ok, err)
 	}
-	defer c.Close()
+	defer c.Release()
 	kinds := map[string]bool{}
 	for _, it := range rl.Items {
 		kinds[it.GetKind()] = true

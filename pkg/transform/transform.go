@@ -71,7 +71,7 @@ type report struct {
 // ones get files of their own (uniquePaths). It returns false when any
 // error result was produced.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
-	return p.process(rl, nil)
+	return p.process(rl, nil, nil)
 }
 
 // ProcessCompact is Process for a list that is then written by
@@ -80,19 +80,22 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 // the background, and stands in the list as a stub from then on (see
 // compacting). Memory then follows the output text, not the trees of the
 // whole list; the bytes written are those of Process and
-// resourcelist.Write.
-func (p *Processor) ProcessCompact(rl *fn.ResourceList) (bool, *resourcelist.Compactor, error) {
-	c := resourcelist.NewCompactor(stubKeeps)
-	ok, err := p.process(rl, c)
+// resourcelist.Write. With a spool (not nil) the text goes to its file,
+// not memory (resourcelist.NewSpooledCompactor); the Compactor owns it.
+func (p *Processor) ProcessCompact(rl *fn.ResourceList, sp *resourcelist.Spool) (bool, *resourcelist.Compactor, error) {
+	c := resourcelist.NewSpooledCompactor(stubKeeps, sp)
+	ok, err := p.process(rl, c, nil)
 	if err != nil {
-		c.Close()
+		c.Release()
 		return false, nil, err
 	}
 	return ok, c, nil
 }
 
-// process is Process, compacting items into c when c is not nil.
-func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor) (bool, error) {
+// process is Process, compacting items into c when c is not nil, and
+// loading the items of a lazily parsed list from lazy when it is not nil
+// (see ProcessStream).
+func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor, lazy *resourcelist.Lazy) (bool, error) {
 	var reports []report
 	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
 
@@ -103,10 +106,17 @@ func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor) (boo
 	if found.HasErrors() {
 		return false, nil
 	}
+	if err := loadEarly(rl.Items, lazy); err != nil {
+		return false, err
+	}
 	index := newIndex(rl.Items)
 	cp := newCompacting(c, rl.Items)
 	var added fn.KubeObjects
-	for i, item := range rl.Items {
+	for i := range rl.Items {
+		item, err := loadAt(rl.Items, i, lazy)
+		if err != nil {
+			return false, err
+		}
 		from := len(reports)
 		// Every item is written back, by Encode or by the standalone
 		// command: a block scalar no reader can read must not be.

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"io"
+	"testing"
+
+	"github.com/jobset-flux/jobset-flux/pkg/transform"
+)
+
+// Issue 19, class 8: the command answers every hostile case of both
+// catalogues exactly as before the streaming path (exit code, stdout and
+// stderr), whether it streamed the list or fell back to the whole parse,
+// and it streams most of them (kyaml-written lists), here whatever their
+// size (streamMinInput).
+func TestStreamCataloguesSameAsWhole(t *testing.T) {
+	streamMinInput = 0
+	defer func() { streamMinInput = 100 << 20 }()
+	cases := append(catalogue(t), catalogue19c(t)...)
+	streamable := 0
+	for _, c := range cases {
+		in := c.input(t)
+		if _, _, err := transform.ParseStream([]byte(in)); err == nil {
+			streamable++
+		}
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runFn(t, nil, in)
+			streaming = false
+			defer func() { streaming = true }()
+			wcode, wout, werrs := runFn(t, nil, in)
+			if code != wcode || out != wout || errs != werrs {
+				t.Errorf("streaming: exit %d, %d bytes, stderr %q\nwhole:     exit %d, %d bytes, stderr %q", code, len(out), errs, wcode, len(wout), werrs)
+			}
+		})
+	}
+	if streamable < len(cases)/2 {
+		t.Fatalf("only %d of %d cases can be streamed: the test proves little", streamable, len(cases))
+	}
+	t.Logf("%d of %d cases streamable", streamable, len(cases))
+}
+
+// TestStreamOnlyLargeInputs: below streamMinInput the list is read
+// whole (a list that could be streamed, and is at any size when the
+// threshold is 0).
+func TestStreamOnlyLargeInputs(t *testing.T) {
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n"
+	if _, streamed := runKRMStream(nil, []byte(in), false, io.Discard, io.Discard); streamed {
+		t.Fatal("a small list was streamed")
+	}
+	streamMinInput = 0
+	defer func() { streamMinInput = 100 << 20 }()
+	p, err := transform.New(transform.Options{Seed: []byte(testSeed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, streamed := runKRMStream(p, []byte(in), false, io.Discard, io.Discard); !streamed {
+		t.Fatal("not streamed with the threshold at 0")
+	}
+}
+
+// TestStreamJobSetLists: a list that is mostly Flux JobSets is streamed
+// from streamJobSetsMinInput; a list of ConfigMaps, or one like make
+// bench's mixes (about 12% of items marked for Flux), only from
+// streamMinInput.
+func TestStreamJobSetLists(t *testing.T) {
+	old := streamJobSetsMinInput
+	streamJobSetsMinInput = 0
+	defer func() { streamJobSetsMinInput = old }()
+	list := func(flux, other int) []byte {
+		s := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+		for range flux {
+			s += indentItem(goodJobSet)
+		}
+		for range other {
+			s += indentItem("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n")
+		}
+		return []byte(s)
+	}
+	for _, tc := range []struct {
+		flux, other int
+		want        bool
+	}{{3, 0, true}, {1, 1, true}, {0, 4, false}, {1, 8, false}} {
+		if got := streamFor(list(tc.flux, tc.other)); got != tc.want {
+			t.Errorf("%d Flux JobSets, %d ConfigMaps: streamed %v, want %v (share %.2f)", tc.flux, tc.other, got, tc.want, fluxShare(list(tc.flux, tc.other)))
+		}
+	}
+}
