@@ -91,3 +91,39 @@ func TestEncodeResultsAsSDK(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestWriteUnwritableStrings: Write, the KRM path's writer, writes the
+// list of TestEncodeUnwritableStrings as Encode does; it encodes results
+// one at a time, and each needs Encode's placeholders too.
+func TestWriteUnwritableStrings(t *testing.T) {
+	const tab = "\techo hi\n\tthere"
+	list := func() *fn.ResourceList {
+		rl, err := Parse([]byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl.Results = fn.Results{
+			{Message: "plain", Severity: fn.Info},
+			{Message: tab, Severity: fn.Error, Field: &fn.Field{Path: tab, CurrentValue: tab}, Tags: map[string]string{"t": tab}},
+		}
+		return rl
+	}
+	want, err := Encode(list())
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	var got bytes.Buffer
+	if err := Write(&got, list()); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("Write wrote\n%s\nEncode wrote\n%s", got.Bytes(), want)
+	}
+	back, err := Parse(got.Bytes())
+	if err != nil {
+		t.Fatalf("Write's output does not read back: %v\n%s", err, got.Bytes())
+	}
+	if !reflect.DeepEqual(back.Results, list().Results) {
+		t.Errorf("the results read back differently:\n%s", got.Bytes())
+	}
+}

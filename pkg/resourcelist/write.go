@@ -107,12 +107,14 @@ const resultsKey = "results:\n"
 // the emitter keeps every event until the end, and it did so when every
 // stub of the list was still held: 60 MB at 10,000 Flux JobSets, a
 // quarter of the live heap at the peak (docs/performance.md, "Memory").
-// Each result is encoded in a list that holds only it, and all but the
-// first lose the results key, as items lose the items key (takePieces).
+// Each result is encoded as resultsPiece encodes a list that holds only
+// it (so a string no reader would accept is written double-quoted), and
+// all but the first lose the results key, as items lose the items key
+// (takePieces).
 func resultPieces(results fn.Results) ([]byte, error) {
 	var out []byte
 	for i, r := range results {
-		b, err := piece(&fn.ResourceList{Results: fn.Results{r}, FunctionConfig: fn.NewEmptyKubeObject()})
+		b, err := resultsPiece(fn.Results{r})
 		if err != nil {
 			return nil, fmt.Errorf("results[%d]: %w", i, err)
 		}
