@@ -138,7 +138,9 @@ func hList(t testing.TB, config map[string]any, items ...map[string]any) []byte 
 // that the streaming path writes the same (stream_test.go).
 func hRun(t testing.TB, p *transform.Processor, in []byte) (*fn.ResourceList, bool, []byte) {
 	t.Helper()
-	stSame(t, "hostile", in)
+	if hStreamCheck {
+		stSame(t, "hostile", in)
+	}
 	rl, err := fn.ParseResourceList(in)
 	if err != nil {
 		t.Fatalf("parsing the input: %v", err)
@@ -153,6 +155,16 @@ func hRun(t testing.TB, p *transform.Processor, in []byte) (*fn.ResourceList, bo
 	}
 	return rl, ok, out
 }
+
+// hStreamCheck is whether hRun also checks that the streaming path
+// writes what the whole parse writes (stSame). TestInjectionIntoSettings
+// turns it off for the variants that put the same payload bytes into
+// the list again (after or before a valid value) and for environment
+// sources (the list is the baseline's each time): 3,969 of its 5,832
+// runs, which added about 18 s to the package's 45 s (go test alone on
+// 2 CPUs) for no bytes the streaming scanner had not read in the 1,863
+// runs still checked. The package's tests do not run in parallel.
+var hStreamCheck = true
 
 func hFind(rl *fn.ResourceList, kind, name string) *fn.KubeObject {
 	for _, it := range rl.Items {
@@ -499,6 +511,8 @@ func TestInjectionIntoSettings(t *testing.T) {
 				}
 				for sname, source := range sources {
 					t.Run(fmt.Sprintf("%s/%s/%s/%s", name, pname, vname, sname), func(t *testing.T) {
+						hStreamCheck = vname == "alone" && !strings.HasPrefix(sname, "env ")
+						defer func() { hStreamCheck = true }()
 						js, config := source()
 						cm := hOutcome(t, p, js, config, value, baseline)
 						if cm == nil {
