@@ -134,8 +134,9 @@ func hList(t testing.TB, config map[string]any, items ...map[string]any) []byte 
 	return b
 }
 
-// hRun is the command's KRM path: parse, process, write. It also checks
-// that the streaming path writes the same (stream_test.go).
+// hRun is the command's KRM path: parse, process, write. Unless
+// hStreamCheck is off, it also checks that the streaming path writes the
+// same (stream_test.go).
 func hRun(t testing.TB, p *transform.Processor, in []byte) (*fn.ResourceList, bool, []byte) {
 	t.Helper()
 	if hStreamCheck {
