@@ -131,12 +131,11 @@ func runMPI(t *testing.T, c mpiCase) {
 	res := r.wait(instanceTimeout)
 	leader := r.c.Pod(c.pods()[0])
 	out := logs(leader, "app")
-	rs := mpiprog.Summaries(out)
-	if len(rs) != 1 {
+	s, err := mpiprog.OneSummary(out)
+	if err != nil {
 		dump(t, res)
-		t.Fatalf("%d summary lines from rank 0, want 1", len(rs))
+		t.Fatal(err)
 	}
-	s := rs[0]
 	t.Logf("rank 0: %s", s.Line)
 	var rankHosts []string
 	for _, p := range c.pods() {

@@ -141,11 +141,10 @@ func runMPI(t *testing.T, c mpiCase, mode string) {
 	n := startMPI(t, c, mode)
 	state, msg, h := n.waitEnd("mpi", instanceTimeout)
 	out := mpiLeaderLog(t, n, h, c, mode)
-	rs := mpiprog.Summaries(out)
-	if len(rs) != 1 {
-		t.Fatalf("%d summary lines from rank 0, want 1:\n%s", len(rs), lastLines(out, 30))
+	s, err := mpiprog.OneSummary(out)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, lastLines(out, 30))
 	}
-	s := rs[0]
 	t.Logf("rank 0: %s", s.Line)
 	for _, err := range mpiprog.CheckSummary(s, c.pods(), len(c.pods())) {
 		t.Error(err)

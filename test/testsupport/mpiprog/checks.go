@@ -38,6 +38,17 @@ func CheckRCPath(out string, pmix bool) (string, error) {
 	return line, nil
 }
 
+// OneSummary returns rank 0's summary line of out: a real MPI job prints
+// exactly one (a job whose tasks came up as singletons prints one per
+// task, and a job that failed before MPI_Init none).
+func OneSummary(out string) (Result, error) {
+	rs := Summaries(out)
+	if len(rs) != 1 {
+		return Result{}, fmt.Errorf("%d summary lines from rank 0, want 1", len(rs))
+	}
+	return rs[0], nil
+}
+
 // CheckSummary checks rank 0's summary of a job of len(rankHosts) tasks
 // over hosts pods: OK, MPI's size and Flux's both the task count, and
 // rank i on rankHosts[i] (Flux places ranks in hostlist order).

@@ -29,6 +29,24 @@ func TestCheckRCPath(t *testing.T) {
 	}
 }
 
+func TestOneSummary(t *testing.T) {
+	line := "mpiprog: OK size=2 flux-size=2 hosts=2 ring=2/3 allreduce=3/1 ranks=a,b mpi=x"
+	s, err := OneSummary("start\n" + line + "\nmpiprog: finalized\n")
+	if err != nil || s.Line != line || s.Size != 2 || len(s.Ranks) != 2 {
+		t.Errorf("one summary: %+v, %v", s, err)
+	}
+	for _, c := range []struct{ name, out, want string }{
+		{"none", "MPI_Init failed\n", "0 summary lines"},
+		{"singletons", line + "\n" + line + "\n", "2 summary lines"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := OneSummary(c.out); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("OneSummary(%q) = %v; want an error with %q", c.out, err, c.want)
+			}
+		})
+	}
+}
+
 func TestCheckSummary(t *testing.T) {
 	parse := func(line string) Result {
 		rs := Summaries(line + "\n")
