@@ -100,7 +100,7 @@ func runKRMStream(proc *transform.Processor, in []byte, verbose bool, stdout, st
 // list is written with its results and an error result that says why,
 // and no items (writeFailed); after, only stderr can say it.
 func writeCompacted(stdout, stderr io.Writer, rl *fn.ResourceList, compacted *resourcelist.Compactor) (code int, written bool) {
-	resourcelist.Sort(rl.Items)
+	compacted.Sort(rl.Items)
 	cw := &countingWriter{w: stdout}
 	out := bufio.NewWriterSize(cw, 1<<16)
 	err := resourcelist.WriteCompacted(out, rl, compacted)

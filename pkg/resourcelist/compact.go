@@ -5,9 +5,10 @@ package resourcelist
 // its text; holding every tree until the sorted list can be written made
 // memory grow with all the trees of the list. A Compactor encodes each
 // item the function is done with (in the background, on all CPUs) into
-// the piece Write would encode for it, and hands back a stub: the item's
-// apiVersion, kind and metadata only, which is all that sorting, pruning,
-// path assignment and results read of it afterwards. WriteCompacted then
+// the piece Write would encode for it, and hands back a stub: a shell
+// whose record (record.go) holds the item's apiVersion, kind and the
+// metadata kept, which is all that sorting, pruning, path assignment and
+// results read of it afterwards, through Meta. WriteCompacted then
 // writes the pieces where the stubs sort. The tree is dropped as soon as
 // its piece exists, so memory follows the output text plus the trees in
 // flight, not the trees of the whole list.
@@ -30,23 +31,28 @@ type Compactor struct {
 	jobs chan compactJob
 	wg   sync.WaitGroup
 
-	mu     sync.Mutex
-	pieces map[*fn.KubeObject]span
-	spool  *spool // nil: the pieces are kept in memory
-	err    error
-	closed bool
+	mu      sync.Mutex
+	records map[*fn.KubeObject]*record // by shell
+	strings interner
+	spool   *spool // nil: the pieces are kept in memory
+	err     error
+	closed  bool
 }
 
 // span is where a stub's piece is: its text, in memory, or its place in
-// the spool (the text is then nil).
+// the spool (the text is then nil). A piece is never empty: no text and
+// no length is a stub whose piece is not there (yet, or ever: Describe).
 type span struct {
-	text    []byte
-	off, n  int64
-	spooled bool
+	text   []byte
+	off, n int64
 }
 
+// spooled reports whether the piece is in the spool.
+func (s span) spooled() bool { return s.text == nil && s.n > 0 }
+
 type compactJob struct {
-	stub, full *fn.KubeObject
+	stub *record
+	full *fn.KubeObject
 }
 
 // StubFilter says which labels and annotations (field is "labels" or
@@ -58,14 +64,14 @@ type StubFilter func(field, key string) bool
 // behind, Compact waits, so that trees do not pile up in it.
 func NewCompactor(keep StubFilter) *Compactor {
 	n := runtime.GOMAXPROCS(0)
-	c := &Compactor{keep: keep, jobs: make(chan compactJob, n), pieces: map[*fn.KubeObject]span{}}
+	c := &Compactor{keep: keep, jobs: make(chan compactJob, n), records: map[*fn.KubeObject]*record{}, strings: interner{}}
 	for range n {
 		c.wg.Go(func() {
 			for j := range c.jobs {
 				b, err := itemPiece(j.full)
 				c.mu.Lock()
 				if err != nil {
-					c.fail(fmt.Errorf("%s %s: %w", j.full.GetKind(), j.full.GetName(), err))
+					c.fail(fmt.Errorf("%s %s: %w", j.stub.kind, j.stub.name, err))
 				}
 				c.store(j.stub, b)
 				c.mu.Unlock()
@@ -93,32 +99,67 @@ func (c *Compactor) fail(err error) {
 	}
 }
 
-// store keeps b as stub's piece, in the spool when there is one; c.mu is
+// store keeps b as r's piece, in the spool when there is one; c.mu is
 // held. An error writing the spool is kept for Close.
-func (c *Compactor) store(stub *fn.KubeObject, b []byte) {
+func (c *Compactor) store(r *record, b []byte) {
 	if c.spool == nil || c.err != nil {
-		c.pieces[stub] = span{text: b}
+		r.span = span{text: b}
 		return
 	}
 	off, err := c.spool.add(b)
 	if err != nil {
-		c.fail(fmt.Errorf("%s %s: %w", stub.GetKind(), stub.GetName(), err))
+		c.fail(fmt.Errorf("%s %s: %w", r.kind, r.name, err))
 		return
 	}
-	c.pieces[stub] = span{off: off, n: int64(len(b)), spooled: true}
+	r.span = span{off: off, n: int64(len(b))}
 }
 
-// Compact queues obj to be encoded and returns its stub, which stands for
-// it in the list from now on. obj must not be read or changed by the
-// caller afterwards (an encoder reads it); the stub may be changed only
-// through Recompact.
+// Compact queues obj to be encoded and returns its stub, a shell that
+// stands for it in the list from now on: its metadata is read through
+// c.Meta, its getters panic. obj must not be read or changed by the
+// caller afterwards (an encoder reads it); the stub's metadata may be
+// changed only through Recompact.
 func (c *Compactor) Compact(obj *fn.KubeObject) *fn.KubeObject {
-	stub := Stub(obj, c.keep)
+	r := c.register(obj)
+	c.jobs <- compactJob{stub: r, full: obj}
+	return &r.shell
+}
+
+// Describe returns a shell with obj's metadata (read through c.Meta)
+// and no piece: what a result names when obj itself is gone (the input
+// JobSet a rendered one replaced). It must not stand in the list:
+// WriteCompacted refuses it.
+func (c *Compactor) Describe(obj *fn.KubeObject) *fn.KubeObject {
+	return &c.register(obj).shell
+}
+
+// register makes obj's record, known as a stub of c at once.
+func (c *Compactor) register(obj *fn.KubeObject) *record {
 	c.mu.Lock()
-	c.pieces[stub] = span{} // known as a stub at once; its piece follows
+	defer c.mu.Unlock()
+	r := newRecord(obj, c.keep, c.strings)
+	c.records[&r.shell] = r
+	return r
+}
+
+// Meta is what to read obj's metadata through: its record when obj is a
+// stub of c, else obj itself (c may be nil: nothing is a stub).
+func (c *Compactor) Meta(obj *fn.KubeObject) Meta {
+	if c == nil {
+		return obj
+	}
+	c.mu.Lock()
+	r, ok := c.records[obj]
 	c.mu.Unlock()
-	c.jobs <- compactJob{stub: stub, full: obj}
-	return stub
+	if ok {
+		return r
+	}
+	return obj
+}
+
+// Sort is Sort for a list whose items may be stubs of c.
+func (c *Compactor) Sort(items fn.KubeObjects) {
+	sortBy(items, c.Meta)
 }
 
 // Close waits for every queued item to be encoded and stops the
@@ -159,7 +200,7 @@ func (c *Compactor) Release() {
 func (c *Compactor) Has(obj *fn.KubeObject) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.pieces[obj]
+	_, ok := c.records[obj]
 	return ok
 }
 
@@ -172,17 +213,18 @@ func (c *Compactor) Recompact(stub *fn.KubeObject, edit func(*fn.KubeObject)) (*
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
+	m := c.Meta(stub)
 	b, ok, err := c.piece(stub)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s %s was not compacted", stub.GetKind(), stub.GetName())
+		return nil, fmt.Errorf("%s %s was not compacted", m.GetKind(), m.GetName())
 	}
-	c.drop(stub)
+	c.forget(stub)
 	rl, err := Parse([]byte(header + itemsKey + string(b)))
 	if err != nil || len(rl.Items) != 1 {
-		return nil, fmt.Errorf("reading back %s %s: %v", stub.GetKind(), stub.GetName(), err)
+		return nil, fmt.Errorf("reading back %s %s: %v", m.GetKind(), m.GetName(), err)
 	}
 	obj := rl.Items[0]
 	edit(obj)
@@ -190,7 +232,7 @@ func (c *Compactor) Recompact(stub *fn.KubeObject, edit func(*fn.KubeObject)) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	next := Stub(obj, c.keep)
+	next := c.register(obj)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// After Close the spool's writer is flushed: the piece is written
@@ -202,7 +244,7 @@ func (c *Compactor) Recompact(stub *fn.KubeObject, edit func(*fn.KubeObject)) (*
 	if c.err != nil {
 		return nil, c.err
 	}
-	return next, nil
+	return &next.shell, nil
 }
 
 // has reports whether stub is a stub of c (nil: none is).
@@ -214,49 +256,76 @@ func (c *Compactor) has(stub *fn.KubeObject) bool {
 }
 
 // piece returns the encoded text of a stub (without the items key),
-// read back from the spool when it is there.
+// read back from the spool when it is there; ok is false when stub is
+// not a stub of c with a piece.
 func (c *Compactor) piece(stub *fn.KubeObject) ([]byte, bool, error) {
 	if c == nil {
 		return nil, false, nil
 	}
 	c.mu.Lock()
-	sp, ok := c.pieces[stub]
+	r, ok := c.records[stub]
 	spool := c.spool
 	c.mu.Unlock()
-	if !ok || !sp.spooled {
-		return sp.text, ok, nil
+	if !ok || r.text == nil && r.n == 0 {
+		return nil, false, nil
 	}
-	b := make([]byte, sp.n)
-	if err := spool.read(b, sp.off); err != nil {
-		return nil, false, fmt.Errorf("%s %s: %w", stub.GetKind(), stub.GetName(), err)
+	if !r.spooled() {
+		return r.text, true, nil
+	}
+	b := make([]byte, r.n)
+	if err := spool.read(b, r.off); err != nil {
+		return nil, false, fmt.Errorf("%s %s: %w", r.kind, r.name, err)
 	}
 	return b, true, nil
+}
+
+// encoded reports whether stub is a stub of c whose piece is there (in
+// memory or spooled), once c is closed.
+func (c *Compactor) encoded(stub *fn.KubeObject) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.records[stub]
+	return ok && (r.text != nil || r.n > 0)
 }
 
 // copyPiece writes a stub's piece to w, from memory or from the spool
 // (through buf, so that no piece is held whole).
 func (c *Compactor) copyPiece(w io.Writer, stub *fn.KubeObject, buf []byte) error {
 	c.mu.Lock()
-	sp := c.pieces[stub]
+	r := c.records[stub]
 	spool := c.spool
 	c.mu.Unlock()
-	if !sp.spooled {
-		_, err := w.Write(sp.text)
+	switch {
+	case r.text == nil && r.n == 0:
+		return fmt.Errorf("%s %s stands in the list but was never encoded", r.kind, r.name)
+	case !r.spooled():
+		_, err := w.Write(r.text)
 		return err
 	}
-	if err := spool.copyTo(w, sp.off, sp.n, buf); err != nil {
-		return fmt.Errorf("%s %s: %w", stub.GetKind(), stub.GetName(), err)
+	if err := spool.copyTo(w, r.off, r.n, buf); err != nil {
+		return fmt.Errorf("%s %s: %w", r.kind, r.name, err)
 	}
 	return nil
 }
 
-// drop forgets a stub's piece once it is written.
+// forget drops a stub's piece once it is encoded again (Recompact) but
+// keeps its record: a report may still name the old stub, and must read
+// its metadata, not panic. The stub can no longer be written.
+func (c *Compactor) forget(stub *fn.KubeObject) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.records[stub]; ok {
+		r.span = span{}
+	}
+}
+
+// drop forgets a stub once it is written.
 func (c *Compactor) drop(stub *fn.KubeObject) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
-	delete(c.pieces, stub)
+	delete(c.records, stub)
 	c.mu.Unlock()
 }
 
@@ -375,6 +444,9 @@ func WriteCompacted(w io.Writer, rl *fn.ResourceList, c *Compactor) error {
 		if !c.has(it) {
 			at[i] = len(full)
 			full = append(full, it)
+		} else if !c.encoded(it) {
+			m := c.Meta(it)
+			return fmt.Errorf("%s %s stands in the list but was never encoded", m.GetKind(), m.GetName())
 		}
 	}
 	pieces, err := takePieces(full)

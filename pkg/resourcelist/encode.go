@@ -37,6 +37,11 @@ const itemsKey = "items:\n"
 // is computed once: the SDK's sort computes both keys on every
 // comparison, which takes about a minute for 200,000 items.
 func Sort(items fn.KubeObjects) {
+	sortBy(items, func(obj *fn.KubeObject) Meta { return obj })
+}
+
+// sortBy is Sort, reading each item's metadata through meta.
+func sortBy(items fn.KubeObjects, meta func(*fn.KubeObject) Meta) {
 	type keyed struct {
 		key string
 		obj *fn.KubeObject
@@ -44,7 +49,8 @@ func Sort(items fn.KubeObjects) {
 	ks := make([]keyed, len(items))
 	for i, it := range items {
 		// The SDK's own key, spaces included, so that the order is ToYAML's.
-		ks[i] = keyed{it.GetAPIVersion() + " " + it.GetKind() + " " + it.GetNamespace() + " " + it.GetName(), it}
+		m := meta(it)
+		ks[i] = keyed{m.GetAPIVersion() + " " + m.GetKind() + " " + m.GetNamespace() + " " + m.GetName(), it}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	for i := range ks {

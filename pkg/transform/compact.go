@@ -24,7 +24,8 @@ import (
 // input, which the function never removes or renames, so the candidates
 // known before the loop are those pruneOrphans finds after it. A stub
 // holds apiVersion, kind and metadata, every field that sorting,
-// pruning, path assignment and results read of the other items.
+// pruning, path assignment and results read of the other items; it is a
+// shell whose getters panic, read through meta.
 type compacting struct {
 	c       *resourcelist.Compactor
 	owners  map[string]bool
@@ -44,6 +45,36 @@ func stubKeeps(field, key string) bool {
 	return key == settings.EnabledAnnotation || key == fn.KptLocalConfig || isPlacement(key)
 }
 
+// metaOf is what an object's metadata is read through.
+type metaOf func(*fn.KubeObject) resourcelist.Meta
+
+// whole is metaOf for a list without stubs.
+func whole(obj *fn.KubeObject) resourcelist.Meta { return obj }
+
+// meta is what obj's metadata is read through, a stub's record or obj
+// itself: every reader of an item that may be a stub goes through it
+// (cp may be nil: nothing is compacted).
+func (cp *compacting) meta(obj *fn.KubeObject) resourcelist.Meta {
+	if cp == nil {
+		return obj
+	}
+	return cp.c.Meta(obj)
+}
+
+// trees is items without the stubs.
+func (cp *compacting) trees(items fn.KubeObjects) fn.KubeObjects {
+	if cp == nil || cp.c == nil {
+		return items
+	}
+	var out fn.KubeObjects
+	for _, it := range items {
+		if !cp.c.Has(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // newCompacting returns nil (compact nothing) when c is nil.
 func newCompacting(c *resourcelist.Compactor, items fn.KubeObjects) *compacting {
 	if c == nil {
@@ -51,8 +82,8 @@ func newCompacting(c *resourcelist.Compactor, items fn.KubeObjects) *compacting 
 	}
 	cp := &compacting{c: c, owners: map[string]bool{}}
 	for _, item := range items {
-		if isOwner(item) {
-			cp.owners[item.GetNamespace()+"/"+item.GetName()] = true
+		if m := cp.meta(item); isOwner(m) {
+			cp.owners[m.GetNamespace()+"/"+m.GetName()] = true
 		}
 	}
 	for _, item := range items {
@@ -67,7 +98,7 @@ func newCompacting(c *resourcelist.Compactor, items fn.KubeObjects) *compacting 
 
 // isOwner reports whether item is a JobSet whose generated objects are
 // not orphans: one marked for Flux, unless marked "false".
-func isOwner(item *fn.KubeObject) bool {
+func isOwner(item resourcelist.Meta) bool {
 	value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
 	return item.GetKind() == jobset.Kind && marked && value != "false"
 }
@@ -75,14 +106,15 @@ func isOwner(item *fn.KubeObject) bool {
 // candidate reports whether obj is labelled as generated for a JobSet
 // that is not in the input.
 func (cp *compacting) candidate(obj *fn.KubeObject) bool {
-	owner, generated := generatedFor(obj)
-	return generated && !cp.owners[obj.GetNamespace()+"/"+owner]
+	m := cp.meta(obj)
+	owner, generated := generatedFor(m)
+	return generated && !cp.owners[m.GetNamespace()+"/"+owner]
 }
 
 // keep reports whether obj stays a tree (see compacting); inInput is
 // whether it sits in a position of the input list.
 func (cp *compacting) keep(obj *fn.KubeObject, inInput bool) bool {
-	if inInput && obj.GetKind() == "Secret" && obj.GetAPIVersion() == "v1" {
+	if m := cp.meta(obj); inInput && m.GetKind() == "Secret" && m.GetAPIVersion() == "v1" {
 		return true
 	}
 	if cp.candidate(obj) {
@@ -108,7 +140,7 @@ func (cp *compacting) done(items fn.KubeObjects, i int, input *fn.KubeObject, re
 			reps[k].obj = stub
 		case input:
 			if inputStub == nil {
-				inputStub = resourcelist.Stub(input, stubKeeps)
+				inputStub = cp.c.Describe(input)
 			}
 			reps[k].obj = inputStub
 		}
@@ -152,15 +184,17 @@ func (cp *compacting) uniquePaths(items fn.KubeObjects, added []*fn.KubeObject) 
 	}
 	before := make(map[*fn.KubeObject]string, len(added))
 	for _, obj := range added {
-		before[obj] = placedAt(obj)
+		before[obj] = placedAt(cp.meta(obj))
 	}
-	uniquePaths(items, added)
+	// A stub's new placement is set on its record; its piece is then
+	// encoded again from the item read back, with the same placement.
+	uniquePathsOf(items, added, cp.meta)
 	for i, obj := range items {
 		old, isAdded := before[obj]
-		if !isAdded || placedAt(obj) == old || !cp.c.Has(obj) {
+		if !isAdded || placedAt(cp.meta(obj)) == old || !cp.c.Has(obj) {
 			continue
 		}
-		p := placedAt(obj)
+		p := placedAt(cp.meta(obj))
 		next, err := cp.c.Recompact(obj, func(full *fn.KubeObject) { setPlacement(full, p) })
 		if err != nil {
 			return err

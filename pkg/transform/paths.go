@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 )
@@ -27,11 +28,17 @@ import (
 // Objects are taken in the order of their files, namespaces, kinds and
 // names, so the result does not depend on the order of the input.
 func uniquePaths(items fn.KubeObjects, added []*fn.KubeObject) {
+	uniquePathsOf(items, added, whole)
+}
+
+// uniquePathsOf is uniquePaths, reading and writing each object's
+// metadata through meta (some may be stubs: compacting.meta).
+func uniquePathsOf(items fn.KubeObjects, added []*fn.KubeObject, meta metaOf) {
 	var placed []*fn.KubeObject
 	wants, isAdded := map[string]int{}, map[*fn.KubeObject]bool{}
 	for _, obj := range added {
 		isAdded[obj] = true
-		if p := placedAt(obj); p != "" {
+		if p := placedAt(meta(obj)); p != "" {
 			placed = append(placed, obj)
 			wants[p]++
 		}
@@ -41,29 +48,29 @@ func uniquePaths(items fn.KubeObjects, added []*fn.KubeObject) {
 	}
 	taken := map[string]bool{}
 	for _, item := range items {
-		if p := placedAt(item); p != "" && !isAdded[item] {
+		if p := placedAt(meta(item)); p != "" && !isAdded[item] {
 			taken[p] = true
 		}
 	}
-	slices.SortFunc(placed, byFile)
+	slices.SortFunc(placed, func(a, b *fn.KubeObject) int { return byFile(meta(a), meta(b)) })
 	var moved []*fn.KubeObject
 	for _, obj := range placed {
-		p := placedAt(obj)
-		if taken[p] || (wants[p] > 1 && obj.GetNamespace() != "") {
+		p := placedAt(meta(obj))
+		if taken[p] || (wants[p] > 1 && meta(obj).GetNamespace() != "") {
 			moved = append(moved, obj)
 			continue
 		}
 		taken[p] = true
 	}
 	for _, obj := range moved {
-		p := freePath(placedAt(obj), obj, taken)
+		p := freePath(placedAt(meta(obj)), meta(obj), taken)
 		taken[p] = true
-		setPlacement(obj, p)
+		setPlacement(meta(obj), p)
 	}
 }
 
 // placedAt is the file an object is placed in, cleaned; "" when none.
-func placedAt(obj *fn.KubeObject) string {
+func placedAt(obj resourcelist.Meta) string {
 	p := obj.GetAnnotation(kioutil.PathAnnotation)
 	if p == "" {
 		p = obj.GetAnnotation(legacyPathAnnotation)
@@ -75,7 +82,7 @@ func placedAt(obj *fn.KubeObject) string {
 }
 
 // byFile orders objects by file, namespace, kind and name.
-func byFile(a, b *fn.KubeObject) int {
+func byFile(a, b resourcelist.Meta) int {
 	return cmp.Or(
 		strings.Compare(placedAt(a), placedAt(b)),
 		strings.Compare(a.GetNamespace(), b.GetNamespace()),
@@ -92,7 +99,7 @@ func objectFile(jobsetFile, kind, name string) string {
 
 // freePath is the first free file for an object whose own is taken: with
 // its namespace in the name, then numbered.
-func freePath(own string, obj *fn.KubeObject, taken map[string]bool) string {
+func freePath(own string, obj resourcelist.Meta, taken map[string]bool) string {
 	base := own
 	if ns := obj.GetNamespace(); ns != "" {
 		base = path.Join(path.Dir(own), strings.ToLower(obj.GetKind())+"_"+ns+"_"+obj.GetName()+".yaml")
@@ -110,7 +117,7 @@ func freePath(own string, obj *fn.KubeObject, taken map[string]bool) string {
 
 // setPlacement moves an object to file p, in both spellings of the path
 // annotation that it carries.
-func setPlacement(obj *fn.KubeObject, p string) {
+func setPlacement(obj resourcelist.Meta, p string) {
 	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
 		if obj.GetAnnotation(key) != "" {
 			if err := obj.SetAnnotation(key, p); err != nil {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
@@ -23,17 +23,16 @@ import (
 // other object labelled as generated for a JobSet that is gone stays, with
 // a warning that says why; among them the objects earlier versions wrote,
 // which carry no digest: nothing tells them from a user's lookalike.
-func pruneOrphans(items fn.KubeObjects, config *fn.KubeObject, reports *[]report) fn.KubeObjects {
+func pruneOrphans(items fn.KubeObjects, config *fn.KubeObject, reports *[]report, cp *compacting) fn.KubeObjects {
 	owners := map[string]bool{}
 	for _, item := range items {
-		value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
-		if item.GetKind() == jobset.Kind && marked && value != "false" {
-			owners[item.GetNamespace()+"/"+item.GetName()] = true
+		if m := cp.meta(item); isOwner(m) {
+			owners[m.GetNamespace()+"/"+m.GetName()] = true
 		}
 	}
 	var orphans, proven []*fn.KubeObject
 	for _, item := range items {
-		if owner, generated := generatedFor(item); generated && !owners[item.GetNamespace()+"/"+owner] {
+		if owner, generated := generatedFor(cp.meta(item)); generated && !owners[cp.meta(item).GetNamespace()+"/"+owner] {
 			orphans = append(orphans, item)
 			if recorded, matches := digestMatches(item); recorded && matches {
 				proven = append(proven, item)
@@ -43,7 +42,10 @@ func pruneOrphans(items fn.KubeObjects, config *fn.KubeObject, reports *[]report
 	if len(orphans) == 0 {
 		return items
 	}
-	refs := findReferences(items, config, proven)
+	// A stub never names an orphan that may be removed (compacting.keep
+	// kept such items whole): only the trees can, and only a tree can be
+	// scanned.
+	refs := findReferences(cp.trees(items), config, proven)
 	removed := map[*fn.KubeObject]bool{}
 	for _, item := range orphans {
 		found := pruneVerdict(item, refs)
@@ -85,7 +87,7 @@ func pruneVerdict(item *fn.KubeObject, refs map[*fn.KubeObject]reference) findin
 // generatedFor returns the JobSet a ConfigMap or Secret is labelled as
 // generated for. The labels only make it a candidate: a user can write
 // them too, so pruneOrphans decides by the digest.
-func generatedFor(item *fn.KubeObject) (string, bool) {
+func generatedFor(item resourcelist.Meta) (string, bool) {
 	labels := item.GetLabels()
 	owner := labels[plan.JobSetLabel]
 	if owner == "" || labels[plan.ManagedByLabel] != plan.ManagedByValue || item.GetAPIVersion() != "v1" || item.IsLocalConfig() {

@@ -16,20 +16,22 @@ var severities = map[finding.Severity]fn.Severity{
 
 // results turns findings into KRM results that name the resource, the
 // field and the file, as kpt shows them.
-func results(reports []report) fn.Results {
+// A report may name a stub: its metadata is read through meta.
+func results(reports []report, meta metaOf) fn.Results {
 	var out fn.Results
 	for _, r := range reports {
 		for _, f := range r.found {
 			res := &fn.Result{Message: f.Message, Severity: severities[f.Severity]}
-			if r.obj != nil && !r.obj.IsEmpty() {
+			if r.obj != nil && !isEmpty(r.obj, meta) {
+				m := meta(r.obj)
 				res.ResourceRef = &fn.ResourceRef{
-					APIVersion: r.obj.GetAPIVersion(),
-					Kind:       r.obj.GetKind(),
-					Name:       r.obj.GetName(),
-					Namespace:  r.obj.GetNamespace(),
+					APIVersion: m.GetAPIVersion(),
+					Kind:       m.GetKind(),
+					Name:       m.GetName(),
+					Namespace:  m.GetNamespace(),
 				}
-				if p := r.obj.PathAnnotation(); p != "" {
-					res.File = &fn.File{Path: p, Index: r.obj.IndexAnnotation()}
+				if p := m.PathAnnotation(); p != "" {
+					res.File = &fn.File{Path: p, Index: m.IndexAnnotation()}
 				}
 			}
 			if f.Path != "" {
@@ -45,6 +47,12 @@ func results(reports []report) fn.Results {
 		}
 	}
 	return out
+}
+
+// isEmpty is obj.IsEmpty for an object that may be a stub (a shell's
+// own IsEmpty would say yes: it has no tree).
+func isEmpty(obj *fn.KubeObject, meta metaOf) bool {
+	return meta(obj).IsEmpty()
 }
 
 // shorten keeps a value shown in a result readable: a hostile input may

@@ -33,7 +33,7 @@ func stWhole(t testing.TB, in []byte) (out []byte, ok, parsed bool) {
 	if err != nil {
 		t.Fatalf("ProcessCompact: %v", err)
 	}
-	resourcelist.Sort(rl.Items)
+	c.Sort(rl.Items)
 	var b bytes.Buffer
 	if err := resourcelist.WriteCompacted(&b, rl, c); err != nil {
 		t.Fatalf("WriteCompacted: %v", err)
@@ -49,7 +49,7 @@ func stStream(t testing.TB, in []byte) (out []byte, ok, streamed bool) {
 	if err == nil {
 		var c *resourcelist.Compactor
 		if ok, c, err = hProcessor(t).ProcessStream(rl, lazy, testSpool(t)); err == nil {
-			resourcelist.Sort(rl.Items)
+			c.Sort(rl.Items)
 			var b bytes.Buffer
 			if err := resourcelist.WriteCompacted(&b, rl, c); err != nil {
 				t.Fatalf("WriteCompacted: %v", err)

@@ -97,7 +97,8 @@ func (p *Processor) ProcessCompact(rl *fn.ResourceList, sp *resourcelist.Spool) 
 // (see ProcessStream).
 func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor, lazy *resourcelist.Lazy) (bool, error) {
 	var reports []report
-	defer func() { rl.Results = append(rl.Results, results(reports)...) }()
+	var cp *compacting
+	defer func() { rl.Results = append(rl.Results, results(reports, cp.meta)...) }()
 
 	config, found := p.readConfig(rl.FunctionConfig)
 	if len(found) > 0 {
@@ -109,8 +110,8 @@ func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor, lazy
 	if err := loadEarly(rl.Items, lazy); err != nil {
 		return false, err
 	}
-	index := newIndex(rl.Items)
-	cp := newCompacting(c, rl.Items)
+	cp = newCompacting(c, rl.Items)
+	index := newIndex(rl.Items, cp.meta)
 	var added fn.KubeObjects
 	for i := range rl.Items {
 		item, err := loadAt(rl.Items, i, lazy)
@@ -137,7 +138,7 @@ func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor, lazy
 		cp.done(rl.Items, i, item, reports[from:])
 	}
 	rl.Items = append(rl.Items, added...)
-	rl.Items = pruneOrphans(rl.Items, rl.FunctionConfig, &reports)
+	rl.Items = pruneOrphans(rl.Items, rl.FunctionConfig, &reports, cp)
 	if err := cp.uniquePaths(rl.Items, added); err != nil {
 		return false, err
 	}
@@ -175,7 +176,7 @@ func selectItem(item *fn.KubeObject, index *index, reports *[]report) bool {
 func place(generated []*fn.KubeObject, items fn.KubeObjects, index *index) (added []*fn.KubeObject, replaced []int) {
 	for _, obj := range generated {
 		if at, ok := index.position(obj); ok {
-			items[at] = withPlacement(obj, items[at])
+			items[at] = withPlacement(obj, index.meta(items[at]))
 			replaced = append(replaced, at)
 		} else {
 			added = append(added, obj)
@@ -291,7 +292,7 @@ type generated struct {
 func (p *Processor) generate(pl *plan.Plan, index *index) (generated, finding.List, []report) {
 	var found finding.List
 	var reports []report
-	if cm := index.find("ConfigMap", pl.Namespace, pl.ConfigMapName); cm != nil && cm.GetLabel(plan.ManagedByLabel) != plan.ManagedByValue {
+	if cm := index.find("ConfigMap", pl.Namespace, pl.ConfigMapName); cm != nil && index.meta(cm).GetLabel(plan.ManagedByLabel) != plan.ManagedByValue {
 		found.Errorf("metadata.name", "the ConfigMap %q that jobset-flux generates for this JobSet already exists and was not made by jobset-flux (no %s=%s label); rename or remove it", pl.ConfigMapName, plan.ManagedByLabel, plan.ManagedByValue)
 	}
 	existing := index.find("Secret", pl.Namespace, pl.SecretName)
@@ -310,18 +311,22 @@ func (p *Processor) generate(pl *plan.Plan, index *index) (generated, finding.Li
 	return generated{files: files, cert: cert}, found, reports
 }
 
-// index finds input objects by kind, namespace and name.
+// index finds input objects by kind, namespace and name. The items
+// are those of the list, which may become stubs as the loop goes on:
+// what find returns is read through meta.
 type index struct {
 	positions map[string]int
 	items     fn.KubeObjects
 	jobsets   map[string]int
+	meta      metaOf
 }
 
 func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
-func newIndex(items fn.KubeObjects) *index {
-	ix := &index{positions: map[string]int{}, items: items, jobsets: map[string]int{}}
-	for i, it := range items {
+func newIndex(items fn.KubeObjects, meta metaOf) *index {
+	ix := &index{positions: map[string]int{}, items: items, jobsets: map[string]int{}, meta: meta}
+	for i, obj := range items {
+		it := meta(obj)
 		switch it.GetKind() {
 		case "ConfigMap", "Secret":
 			if it.GetAPIVersion() == "v1" {
@@ -344,17 +349,19 @@ func (ix *index) find(kind, namespace, name string) *fn.KubeObject {
 }
 
 func (ix *index) position(obj *fn.KubeObject) (int, bool) {
-	i, ok := ix.positions[key(obj.GetKind(), obj.GetNamespace(), obj.GetName())]
+	m := ix.meta(obj)
+	i, ok := ix.positions[key(m.GetKind(), m.GetNamespace(), m.GetName())]
 	return i, ok
 }
 
 func (ix *index) duplicate(js *fn.KubeObject) bool {
-	return ix.jobsets[key(jobset.Kind, js.GetNamespace(), js.GetName())] > 1
+	m := ix.meta(js)
+	return ix.jobsets[key(jobset.Kind, m.GetNamespace(), m.GetName())] > 1
 }
 
 // withPlacement gives a regenerated object the file placement of the
 // object it replaces, so kpt keeps it where the package has it.
-func withPlacement(obj, old *fn.KubeObject) *fn.KubeObject {
+func withPlacement(obj *fn.KubeObject, old resourcelist.Meta) *fn.KubeObject {
 	annotations := old.GetAnnotations()
 	// In key order: a key the object lacks is appended, and the output
 	// must not depend on map order.

@@ -30,9 +30,10 @@ import (
 //     text, both in the heap, so memory follows input + output bytes.
 //
 // main without the spool misses it (f1736a7: 898 to 964 MiB at 10,000
-// Flux JobSets against 641, 2,356 MiB at 200,000 ConfigMaps against
-// 2,284), as would a change that holds a streamed list's output text in
-// the heap.
+// Flux JobSets against 260), as would a change that holds a streamed
+// list's output text in the heap; and main with the spool but stubs as
+// trees misses the JobSet ceilings (e5ba2f5: 346 MiB at 10,000 against
+// 260, 1,587 at 50,000 against 958), as would stubs that grow back.
 const (
 	// memMargin is the headroom over the fitted figures: load does not
 	// move peak RSS (docs/performance.md), the collector's timing does,
@@ -44,14 +45,14 @@ const (
 	// and 576 MiB at 50,000.
 	memFixed = 66 << 20
 	// memPerFluxJobSet and memPerOtherItem are the peak RSS per input
-	// item of a streamed list beyond its text: a Flux JobSet leaves
-	// three stubs and a result, and makes the heap the collector lets
-	// grow (42 KiB at 10,000 and 38 KiB at 50,000 at GOGC 50; 27 KiB at
-	// 10,000 at GOGC 100 with the results written one at a time, over
-	// 6.5 KB live); an item passed through leaves one stub (7.6 KiB at
-	// 200,000 ConfigMaps at GOGC 100, 5.0 at GOGC 50).
-	memPerFluxJobSet = 42 << 10
-	memPerOtherItem  = 8 << 10
+	// item of a streamed list beyond its text and memFixed: a Flux
+	// JobSet leaves three stubs and a result, and makes the heap the
+	// collector lets grow; an item passed through leaves one stub. With
+	// stubs as records (docs/performance.md, "Memory", 8): 6.0 KiB per
+	// JobSet at 10,000 and 11.6 KiB at 50,000, 6.2 KiB per ConfigMap at
+	// 200,000 (trees before: 27 and 29 KiB, and 7.6 KiB).
+	memPerFluxJobSet = 12 << 10
+	memPerOtherItem  = 7 << 10
 	// memPerWholeByte is the peak RSS per byte of input + output of a
 	// list read whole (its tree, about nine times its text, and the
 	// text): the slope between 10,000 and 50,000 ConfigMaps.
