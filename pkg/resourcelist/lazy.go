@@ -4,7 +4,8 @@ package resourcelist
 // of the whole list before the first item is read, and a tree takes
 // five to ten times its text. ParseLazy splits the list by byte offsets
 // (pkg/itemscan), reads only each item's apiVersion, kind and metadata
-// up front, into a stub, and parses an item whole only when it is asked
+// up front, into a stub (a record behind a poisoned shell, record.go,
+// read through Lazy.Meta), and parses an item whole only when it is asked
 // for (Lazy.Load): memory follows the items in use, not the list.
 //
 // Every item parsed alone must read as Parse reads it in the list.
@@ -17,6 +18,7 @@ package resourcelist
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"runtime"
@@ -34,19 +36,33 @@ import (
 var ErrUnsafe = errors.New("the list must be parsed whole")
 
 // Lazy holds the text of a list's items, each item not yet asked for
-// standing in the list as a stub.
+// standing in the list as a shell (record.go): its stub's metadata is
+// a record, read through l.Meta, and its getters panic, so that a reader
+// that forgets the accessor fails loudly instead of reading "".
 type Lazy struct {
 	in    []byte
 	split *itemscan.Split
 	keep  StubFilter
 
 	mu    sync.Mutex
-	stubs map[*fn.KubeObject]int
+	stubs map[*fn.KubeObject]*lazyStub // by shell
 }
 
-// ParseLazy reads in as Parse does, except that each item is a stub of
-// its apiVersion, kind and metadata (labels and annotations filtered by
-// keep) until l.Load is called on it.
+// lazyStub is an item not loaded yet: the record of its stub, where it
+// is in the list, and the digest of its stub's signature (stubSignature
+// of the tree stub the record was read from), which the whole item must
+// match when it is loaded: every node's kind, tag and value, as the
+// tree stub compared before records, not only what the getters read.
+type lazyStub struct {
+	record
+	at  int
+	sig [sha256.Size]byte
+}
+
+// ParseLazy reads in as Parse does, except that each item is a shell
+// whose record holds its apiVersion, kind and metadata (labels and
+// annotations filtered by keep), read through l.Meta, until l.Load is
+// called on it.
 func ParseLazy(in []byte, keep StubFilter) (*fn.ResourceList, *Lazy, error) {
 	split, err := itemscan.Scan(in)
 	if err != nil {
@@ -56,15 +72,16 @@ func ParseLazy(in []byte, keep StubFilter) (*fn.ResourceList, *Lazy, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
 	}
-	l := &Lazy{in: in, split: split, keep: keep, stubs: make(map[*fn.KubeObject]int, len(split.Items))}
+	l := &Lazy{in: in, split: split, keep: keep, stubs: make(map[*fn.KubeObject]*lazyStub, len(split.Items))}
 	stubs, err := l.stubsOf()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
 	}
+	rl.Items = make(fn.KubeObjects, len(stubs))
 	for i, s := range stubs {
-		l.stubs[s] = i
+		rl.Items[i] = &s.shell
+		l.stubs[&s.shell] = s
 	}
-	rl.Items = stubs
 	return rl, l, nil
 }
 
@@ -86,16 +103,18 @@ func parseRest(split *itemscan.Split) (*fn.ResourceList, error) {
 	return Parse(split.Rest)
 }
 
-// stubsOf makes every item's stub, on all CPUs.
-func (l *Lazy) stubsOf() (fn.KubeObjects, error) {
-	stubs := make(fn.KubeObjects, len(l.split.Items))
+// stubsOf makes every item's stub, on all CPUs, each parser sharing the
+// strings of its stubs through an interner of its own.
+func (l *Lazy) stubsOf() ([]*lazyStub, error) {
+	stubs := make([]*lazyStub, len(l.split.Items))
 	errs := make([]error, len(stubs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(stubs)) {
 		wg.Go(func() {
+			in := interner{}
 			for i := int(next.Add(1)) - 1; i < len(stubs); i = int(next.Add(1)) - 1 {
-				stubs[i], errs[i] = l.stubOf(i)
+				stubs[i], errs[i] = l.stubOf(i, in)
 			}
 		})
 	}
@@ -110,17 +129,29 @@ func (l *Lazy) stubsOf() (fn.KubeObjects, error) {
 
 // stubOf parses only the apiVersion, kind and metadata of item i when its
 // lines show where they are, else the whole item, and returns its stub.
-func (l *Lazy) stubOf(i int) (*fn.KubeObject, error) {
-	if head, ok := stubFields(l.text(i), l.split.Column); ok {
-		if obj, err := parseAlone(nil, head, nil); err == nil {
-			return Stub(obj, l.keep), nil
-		}
-	}
-	obj, err := l.parseItem(i)
+func (l *Lazy) stubOf(i int, in interner) (*lazyStub, error) {
+	obj, err := l.headOf(i)
 	if err != nil {
 		return nil, err
 	}
-	return Stub(obj, l.keep), nil
+	stub := Stub(obj, l.keep)
+	return &lazyStub{record: *recordOf(stub, in), at: i, sig: signatureDigest(stub)}, nil
+}
+
+// headOf is item i's apiVersion, kind and metadata parsed alone when its
+// lines show where they are, else the whole item.
+func (l *Lazy) headOf(i int) (*fn.KubeObject, error) {
+	if head, ok := stubFields(l.text(i), l.split.Column); ok {
+		if obj, err := parseAlone(nil, head, nil); err == nil {
+			return obj, nil
+		}
+	}
+	return l.parseItem(i)
+}
+
+// signatureDigest is the digest of a tree stub's stubSignature.
+func signatureDigest(stub *fn.KubeObject) [sha256.Size]byte {
+	return sha256.Sum256([]byte(stubSignature(nodeOf(stub))))
 }
 
 // text is item i's text.
@@ -190,26 +221,30 @@ func hasComments(n *yaml.Node) bool {
 	return false
 }
 
-// Load returns the whole item a stub of l stands for, parsed from its
-// text; ok is false for an object that is not such a stub (already
-// loaded, or never one). Each stub is loaded at most once.
-func (l *Lazy) Load(stub *fn.KubeObject) (obj *fn.KubeObject, ok bool, err error) {
+// Load returns the whole item a shell of l stands for, parsed from its
+// text; ok is false for an object that is not such a shell (already
+// loaded, or never one). Each shell is loaded at most once; its record
+// is dropped then.
+func (l *Lazy) Load(shell *fn.KubeObject) (obj *fn.KubeObject, ok bool, err error) {
 	l.mu.Lock()
-	i, ok := l.stubs[stub]
-	delete(l.stubs, stub)
+	s, ok := l.stubs[shell]
+	delete(l.stubs, shell)
 	l.mu.Unlock()
 	if !ok {
 		return nil, false, nil
 	}
-	obj, err = l.load(i, stub)
+	obj, err = l.load(s)
 	if err != nil {
 		return nil, true, err
 	}
 	return obj, true, nil
 }
 
-// load parses item i whole and checks it against its stub.
-func (l *Lazy) load(i int, stub *fn.KubeObject) (*fn.KubeObject, error) {
+// load parses item s.at whole and checks it against its stub: the tree
+// stub of the whole item must have the signature of the one s was read
+// from.
+func (l *Lazy) load(s *lazyStub) (*fn.KubeObject, error) {
+	i := s.at
 	obj, err := l.parseItem(i)
 	if err != nil {
 		return nil, fmt.Errorf("%w: items[%d]: %w", ErrUnsafe, i, err)
@@ -217,18 +252,34 @@ func (l *Lazy) load(i int, stub *fn.KubeObject) (*fn.KubeObject, error) {
 	if why := unsplittable(nodeOf(obj)); why != "" {
 		return nil, fmt.Errorf("%w: items[%d] %s", ErrUnsafe, i, why)
 	}
-	if stubSignature(nodeOf(Stub(obj, l.keep))) != stubSignature(nodeOf(stub)) {
+	if signatureDigest(Stub(obj, l.keep)) != s.sig {
 		return nil, fmt.Errorf("%w: items[%d]: its metadata read alone differs from the item's", ErrUnsafe, i)
 	}
 	return obj, nil
 }
 
-// IsStub reports whether obj is a stub of l not loaded yet.
+// IsStub reports whether obj is a shell of l not loaded yet.
 func (l *Lazy) IsStub(obj *fn.KubeObject) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, ok := l.stubs[obj]
 	return ok
+}
+
+// Meta is what to read obj's metadata through: its record when obj is a
+// shell of l not loaded yet, else obj itself (l may be nil: nothing is
+// a shell).
+func (l *Lazy) Meta(obj *fn.KubeObject) Meta {
+	if l == nil {
+		return obj
+	}
+	l.mu.Lock()
+	s, ok := l.stubs[obj]
+	l.mu.Unlock()
+	if ok {
+		return &s.record
+	}
+	return obj
 }
 
 // Verify loads (and drops) every item not loaded yet, on all CPUs: an
@@ -237,10 +288,9 @@ func (l *Lazy) IsStub(obj *fn.KubeObject) bool {
 // whole.
 func (l *Lazy) Verify() error {
 	l.mu.Lock()
-	var rest []*fn.KubeObject
-	var at []int
-	for s, i := range l.stubs {
-		rest, at = append(rest, s), append(at, i)
+	rest := make([]*lazyStub, 0, len(l.stubs))
+	for _, s := range l.stubs {
+		rest = append(rest, s)
 	}
 	clear(l.stubs)
 	l.mu.Unlock()
@@ -250,7 +300,7 @@ func (l *Lazy) Verify() error {
 	for range min(runtime.GOMAXPROCS(0), len(rest)) {
 		wg.Go(func() {
 			for k := int(next.Add(1)) - 1; k < len(rest); k = int(next.Add(1)) - 1 {
-				_, errs[k] = l.load(at[k], rest[k])
+				_, errs[k] = l.load(rest[k])
 			}
 		})
 	}

@@ -92,7 +92,7 @@ const (
 // interner shares the strings a stub holds that repeat across items
 // (apiVersion, kind, namespace, keys and short values), whose vocabulary
 // does not grow with the list as names and paths do. Its caller holds
-// the Compactor's lock.
+// the Compactor's lock (a Lazy gives each of its parsers its own).
 type interner map[string]string
 
 // of returns the shared copy of s.
@@ -111,7 +111,12 @@ const shortValue = 16
 // newRecord is the record of obj's stub: Stub(obj, keep) read through
 // the SDK's getters, whose tree is then dropped.
 func newRecord(obj *fn.KubeObject, keep StubFilter, in interner) *record {
-	stub := Stub(obj, keep)
+	return recordOf(Stub(obj, keep), in)
+}
+
+// recordOf is the record of a tree stub (Stub), read through the SDK's
+// getters.
+func recordOf(stub *fn.KubeObject, in interner) *record {
 	r := &record{
 		shell:      *poison,
 		apiVersion: in.of(stub.GetAPIVersion()),

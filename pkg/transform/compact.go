@@ -28,6 +28,7 @@ import (
 // shell whose getters panic, read through meta.
 type compacting struct {
 	c       *resourcelist.Compactor
+	lazy    *resourcelist.Lazy // nil: the items were parsed whole
 	owners  map[string]bool
 	targets []*fn.KubeObject
 }
@@ -51,12 +52,17 @@ type metaOf func(*fn.KubeObject) resourcelist.Meta
 // whole is metaOf for a list without stubs.
 func whole(obj *fn.KubeObject) resourcelist.Meta { return obj }
 
-// meta is what obj's metadata is read through, a stub's record or obj
-// itself: every reader of an item that may be a stub goes through it
-// (cp may be nil: nothing is compacted).
+// meta is what obj's metadata is read through: the record of a shell
+// of the Lazy (an item not loaded yet) or of the Compactor (an item
+// compacted), or obj itself. Every reader of an item that may be a shell
+// goes through it; a shell's own getters panic (cp may be nil: nothing
+// is compacted or lazy).
 func (cp *compacting) meta(obj *fn.KubeObject) resourcelist.Meta {
 	if cp == nil {
 		return obj
+	}
+	if m := cp.lazy.Meta(obj); m != resourcelist.Meta(obj) {
+		return m
 	}
 	return cp.c.Meta(obj)
 }
@@ -75,12 +81,13 @@ func (cp *compacting) trees(items fn.KubeObjects) fn.KubeObjects {
 	return out
 }
 
-// newCompacting returns nil (compact nothing) when c is nil.
-func newCompacting(c *resourcelist.Compactor, items fn.KubeObjects) *compacting {
+// newCompacting returns nil (compact nothing) when c is nil; the items
+// not loaded yet are shells of lazy (nil: none).
+func newCompacting(c *resourcelist.Compactor, lazy *resourcelist.Lazy, items fn.KubeObjects) *compacting {
 	if c == nil {
 		return nil
 	}
-	cp := &compacting{c: c, owners: map[string]bool{}}
+	cp := &compacting{c: c, lazy: lazy, owners: map[string]bool{}}
 	for _, item := range items {
 		if m := cp.meta(item); isOwner(m) {
 			cp.owners[m.GetNamespace()+"/"+m.GetName()] = true

@@ -75,19 +75,20 @@ func loadAt(items fn.KubeObjects, i int, lazy *resourcelist.Lazy) (*fn.KubeObjec
 // them: the input's v1 Secrets (a JobSet may use one as its CURVE Secret
 // and read its certificate) and the orphan candidates (newCompacting and
 // pruneOrphans check their digests). Which items are candidates depends
-// only on the metadata of the input's JobSets, which the stubs hold.
+// only on the metadata of the input's JobSets, which the stubs hold; it
+// is read through compacting.meta, as a shell's getters panic.
 func loadEarly(items fn.KubeObjects, lazy *resourcelist.Lazy) error {
 	if lazy == nil {
 		return nil
 	}
-	cp := &compacting{owners: map[string]bool{}}
+	cp := &compacting{lazy: lazy, owners: map[string]bool{}}
 	for _, item := range items {
-		if isOwner(item) {
-			cp.owners[item.GetNamespace()+"/"+item.GetName()] = true
+		if m := cp.meta(item); isOwner(m) {
+			cp.owners[m.GetNamespace()+"/"+m.GetName()] = true
 		}
 	}
 	for i, item := range items {
-		if item.GetKind() == "Secret" && item.GetAPIVersion() == "v1" || cp.candidate(item) {
+		if m := cp.meta(item); m.GetKind() == "Secret" && m.GetAPIVersion() == "v1" || cp.candidate(item) {
 			if _, err := loadAt(items, i, lazy); err != nil {
 				return err
 			}

@@ -110,7 +110,7 @@ func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor, lazy
 	if err := loadEarly(rl.Items, lazy); err != nil {
 		return false, err
 	}
-	cp = newCompacting(c, rl.Items)
+	cp = newCompacting(c, lazy, rl.Items)
 	index := newIndex(rl.Items, cp.meta)
 	var added fn.KubeObjects
 	for i := range rl.Items {

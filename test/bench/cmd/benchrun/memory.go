@@ -48,11 +48,13 @@ const (
 	// item of a streamed list beyond its text and memFixed: a Flux
 	// JobSet leaves three stubs and a result, and makes the heap the
 	// collector lets grow; an item passed through leaves one stub. With
-	// stubs as records (docs/performance.md, "Memory", 8): 6.0 KiB per
-	// JobSet at 10,000 and 11.6 KiB at 50,000, 6.2 KiB per ConfigMap at
-	// 200,000 (trees before: 27 and 29 KiB, and 7.6 KiB).
-	memPerFluxJobSet = 12 << 10
-	memPerOtherItem  = 7 << 10
+	// the stream's stubs as records too (docs/performance.md, "Memory",
+	// 9): 4.4 KiB per JobSet at 10,000 and 8.8 KiB at 50,000, 1.8 KiB
+	// per ConfigMap at 200,000 (change 8, the compacted stubs as
+	// records: 6.0 and 11.6 KiB, 6.2 KiB; trees before: 27 and 29 KiB,
+	// and 7.6 KiB).
+	memPerFluxJobSet = 9 << 10
+	memPerOtherItem  = 2 << 10
 	// memPerWholeByte is the peak RSS per byte of input + output of a
 	// list read whole (its tree, about nine times its text, and the
 	// text): the slope between 10,000 and 50,000 ConfigMaps.
