@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
 // Issue 19, class 8: an item of a Lazy not loaded yet is a shell and a
@@ -18,28 +16,7 @@ import (
 // the item's metadata, and the shell still loads whole afterwards. Once
 // loaded, the shell is no stub of l: Meta gives the shell itself.
 func TestLazyShellPanics(t *testing.T) {
-	reads := map[string]func(*fn.KubeObject){
-		"GetAPIVersion":   func(s *fn.KubeObject) { s.GetAPIVersion() },
-		"GetKind":         func(s *fn.KubeObject) { s.GetKind() },
-		"GetName":         func(s *fn.KubeObject) { s.GetName() },
-		"GetNamespace":    func(s *fn.KubeObject) { s.GetNamespace() },
-		"GetAnnotations":  func(s *fn.KubeObject) { s.GetAnnotations() },
-		"GetAnnotation":   func(s *fn.KubeObject) { s.GetAnnotation("flux-framework.org/enabled") },
-		"GetLabels":       func(s *fn.KubeObject) { s.GetLabels() },
-		"GetLabel":        func(s *fn.KubeObject) { s.GetLabel("app.kubernetes.io/name") },
-		"IsLocalConfig":   func(s *fn.KubeObject) { s.IsLocalConfig() },
-		"PathAnnotation":  func(s *fn.KubeObject) { s.PathAnnotation() },
-		"IndexAnnotation": func(s *fn.KubeObject) { s.IndexAnnotation() },
-		"SetAnnotation":   func(s *fn.KubeObject) { _ = s.SetAnnotation("a", "b") },
-		"SetLabel":        func(s *fn.KubeObject) { _ = s.SetLabel("a", "b") },
-		"SetNestedField":  func(s *fn.KubeObject) { _ = s.SetNestedField("x", "spec", "x") },
-		"NestedString":    func(s *fn.KubeObject) { s.NestedString("spec", "x") },
-		"String":          func(s *fn.KubeObject) { _ = s.String() },
-		"Copy":            func(s *fn.KubeObject) { s.Copy().GetKind() },
-		"tree":            func(s *fn.KubeObject) { nodeOf(s).Content[0].Kind = 0 },
-		"encode":          func(s *fn.KubeObject) { _, _ = itemPiece(s) },
-	}
-	for name, read := range reads {
+	for name, read := range shellUses {
 		rl, l, err := ParseLazy([]byte(stubItem), nil)
 		if err != nil {
 			t.Fatal(err)

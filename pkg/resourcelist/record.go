@@ -11,6 +11,7 @@ package resourcelist
 // reading "".
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,12 +130,12 @@ func recordOf(stub *fn.KubeObject, in interner) *record {
 	r.pairs = appendPairs(r.pairs, labels, in)
 	r.pairs = appendPairs(r.pairs, annotations, in)
 	r.labels, r.annotations = uint32(len(labels)), uint32(len(annotations))
-	for _, k := range slices.Sorted(mapKeys(labels)) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if v := stub.GetLabel(k); v != labels[k] {
 			r.pairs = append(r.pairs, pair{labelKey + k, v})
 		}
 	}
-	for _, k := range slices.Sorted(mapKeys(annotations)) {
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
 		if v := stub.GetAnnotation(k); v != annotations[k] {
 			r.pairs = append(r.pairs, pair{annotationKey + k, v})
 		}
@@ -150,7 +151,7 @@ func recordOf(stub *fn.KubeObject, in interner) *record {
 // shares its string (kpt writes each path twice, in both spellings).
 func appendPairs(pairs []pair, m map[string]string, in interner) []pair {
 	start := len(pairs)
-	for _, k := range slices.Sorted(mapKeys(m)) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		if len(v) <= shortValue {
 			v = in.of(v)
@@ -162,27 +163,18 @@ func appendPairs(pairs []pair, m map[string]string, in interner) []pair {
 	return pairs
 }
 
-// mapKeys is maps.Keys for a map[string]string.
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 func (r *record) GetAPIVersion() string { return r.apiVersion }
 func (r *record) GetKind() string       { return r.kind }
 func (r *record) GetName() string       { return r.name }
 func (r *record) GetNamespace() string  { return r.namespace }
 
-// labelPairs and annotationPairs are the maps, as pairs.
+// labelPairs and annotationPairs are the maps, as pairs; oddPairs the
+// pairs after them (labelKey, annotationKey, emptyKey).
 func (r *record) labelPairs() []pair { return r.pairs[:r.labels] }
 func (r *record) annotationPairs() []pair {
 	return r.pairs[r.labels : r.labels+r.annotations]
 }
+func (r *record) oddPairs() []pair { return r.pairs[r.labels+r.annotations:] }
 
 // GetLabels is a new map on every call, as the SDK's.
 func (r *record) GetLabels() map[string]string { return pairMap(r.labelPairs()) }
@@ -196,7 +188,7 @@ func (r *record) GetAnnotation(k string) string { return r.get(r.annotationPairs
 // get is the value of key k in pairs, unless a pair after the maps says
 // the getter reads another (odd is labelKey or annotationKey).
 func (r *record) get(pairs []pair, odd, k string) string {
-	for _, p := range r.pairs[r.labels+r.annotations:] {
+	for _, p := range r.oddPairs() {
 		if strings.HasPrefix(p.key, odd) && p.key[len(odd):] == k {
 			return p.value
 		}
@@ -212,7 +204,7 @@ func (r *record) get(pairs []pair, odd, k string) string {
 // IsEmpty is the SDK's IsEmpty of the stub's tree: true when the item
 // has none of the fields a stub keeps.
 func (r *record) IsEmpty() bool {
-	return slices.Contains(r.pairs[r.labels+r.annotations:], pair{key: emptyKey})
+	return slices.Contains(r.oddPairs(), pair{key: emptyKey})
 }
 
 // IsLocalConfig, PathAnnotation and IndexAnnotation are the SDK's, over
@@ -241,7 +233,7 @@ func (r *record) SetAnnotation(k, v string) error {
 	if k == fn.UpstreamIdentifier {
 		return fn.ErrAttemptToTouchUpstreamIdentifier{}
 	}
-	odd := r.pairs[r.labels+r.annotations:]
+	odd := r.oddPairs()
 	odd = slices.DeleteFunc(slices.Clone(odd), func(p pair) bool { return p.key == annotationKey+k || p.key == emptyKey })
 	annotations := r.GetAnnotations()
 	annotations[k] = v

@@ -2,6 +2,7 @@ package resourcelist
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -15,34 +16,38 @@ import (
 // it replaces did (Stub read through the SDK), whatever the metadata
 // holds.
 
+// shellUses are the SDK getters and setters the function uses, and the
+// uses of the tree itself, each of which must panic on a shell (of a
+// Compactor or of a Lazy).
+var shellUses = map[string]func(*fn.KubeObject){
+	"GetAPIVersion":   func(s *fn.KubeObject) { s.GetAPIVersion() },
+	"GetKind":         func(s *fn.KubeObject) { s.GetKind() },
+	"GetName":         func(s *fn.KubeObject) { s.GetName() },
+	"GetNamespace":    func(s *fn.KubeObject) { s.GetNamespace() },
+	"GetAnnotations":  func(s *fn.KubeObject) { s.GetAnnotations() },
+	"GetAnnotation":   func(s *fn.KubeObject) { s.GetAnnotation("flux-framework.org/enabled") },
+	"GetLabels":       func(s *fn.KubeObject) { s.GetLabels() },
+	"GetLabel":        func(s *fn.KubeObject) { s.GetLabel("app.kubernetes.io/name") },
+	"IsLocalConfig":   func(s *fn.KubeObject) { s.IsLocalConfig() },
+	"PathAnnotation":  func(s *fn.KubeObject) { s.PathAnnotation() },
+	"IndexAnnotation": func(s *fn.KubeObject) { s.IndexAnnotation() },
+	"SetAnnotation":   func(s *fn.KubeObject) { _ = s.SetAnnotation("a", "b") },
+	"SetLabel":        func(s *fn.KubeObject) { _ = s.SetLabel("a", "b") },
+	"SetNestedField":  func(s *fn.KubeObject) { _ = s.SetNestedField("x", "spec", "x") },
+	"NestedString":    func(s *fn.KubeObject) { s.NestedString("spec", "x") },
+	"String":          func(s *fn.KubeObject) { _ = s.String() },
+	"Copy":            func(s *fn.KubeObject) { s.Copy().GetKind() },
+	"tree":            func(s *fn.KubeObject) { nodeOf(s).Content[0].Kind = 0 },
+	"encode":          func(s *fn.KubeObject) { _, _ = itemPiece(s) },
+}
+
 // TestShellPanics: every SDK getter and setter the function uses, and
 // every use of the tree itself, panic on a shell, in any order; IsEmpty
 // alone answers, false as its record's (pkg/transform's results read it
 // through Meta all the same). None of them changes poison, which every
 // shell shares.
 func TestShellPanics(t *testing.T) {
-	reads := map[string]func(*fn.KubeObject){
-		"GetAPIVersion":   func(s *fn.KubeObject) { s.GetAPIVersion() },
-		"GetKind":         func(s *fn.KubeObject) { s.GetKind() },
-		"GetName":         func(s *fn.KubeObject) { s.GetName() },
-		"GetNamespace":    func(s *fn.KubeObject) { s.GetNamespace() },
-		"GetAnnotations":  func(s *fn.KubeObject) { s.GetAnnotations() },
-		"GetAnnotation":   func(s *fn.KubeObject) { s.GetAnnotation("flux-framework.org/enabled") },
-		"GetLabels":       func(s *fn.KubeObject) { s.GetLabels() },
-		"GetLabel":        func(s *fn.KubeObject) { s.GetLabel("app.kubernetes.io/name") },
-		"IsLocalConfig":   func(s *fn.KubeObject) { s.IsLocalConfig() },
-		"PathAnnotation":  func(s *fn.KubeObject) { s.PathAnnotation() },
-		"IndexAnnotation": func(s *fn.KubeObject) { s.IndexAnnotation() },
-		"SetAnnotation":   func(s *fn.KubeObject) { _ = s.SetAnnotation("a", "b") },
-		"SetLabel":        func(s *fn.KubeObject) { _ = s.SetLabel("a", "b") },
-		"SetNestedField":  func(s *fn.KubeObject) { _ = s.SetNestedField("x", "spec", "x") },
-		"NestedString":    func(s *fn.KubeObject) { s.NestedString("spec", "x") },
-		"String":          func(s *fn.KubeObject) { _ = s.String() },
-		"Copy":            func(s *fn.KubeObject) { s.Copy().GetKind() },
-		"tree":            func(s *fn.KubeObject) { nodeOf(s).Content[0].Kind = 0 },
-		"encode":          func(s *fn.KubeObject) { _, _ = itemPiece(s) },
-	}
-	for name, read := range reads {
+	for name, read := range shellUses {
 		rl, err := Parse([]byte(stubItem))
 		if err != nil {
 			t.Fatal(err)
@@ -118,10 +123,10 @@ func metaReads(m Meta, stub *fn.KubeObject) string {
 		m.IsEmpty(), m.IsLocalConfig(), m.PathAnnotation(), m.IndexAnnotation())
 	labels, annotations := stub.GetLabels(), stub.GetAnnotations()
 	fmt.Fprintf(&b, "labels %v annotations %v\n", m.GetLabels(), m.GetAnnotations())
-	for _, k := range append(slices.Sorted(mapKeys(labels)), "absent") {
+	for _, k := range append(slices.Sorted(maps.Keys(labels)), "absent") {
 		fmt.Fprintf(&b, "label %q=%q\n", k, m.GetLabel(k))
 	}
-	for _, k := range append(slices.Sorted(mapKeys(annotations)), "absent") {
+	for _, k := range append(slices.Sorted(maps.Keys(annotations)), "absent") {
 		fmt.Fprintf(&b, "annotation %q=%q\n", k, m.GetAnnotation(k))
 	}
 	return b.String()

@@ -69,7 +69,7 @@ func (cp *compacting) meta(obj *fn.KubeObject) resourcelist.Meta {
 
 // trees is items without the stubs.
 func (cp *compacting) trees(items fn.KubeObjects) fn.KubeObjects {
-	if cp == nil || cp.c == nil {
+	if cp == nil {
 		return items
 	}
 	var out fn.KubeObjects

@@ -22,7 +22,9 @@ func results(reports []report, meta metaOf) fn.Results {
 	for _, r := range reports {
 		for _, f := range r.found {
 			res := &fn.Result{Message: f.Message, Severity: severities[f.Severity]}
-			if r.obj != nil && !isEmpty(r.obj, meta) {
+			// A shell's own IsEmpty would say yes (it has no tree): read
+			// it through meta, as the rest.
+			if r.obj != nil && !meta(r.obj).IsEmpty() {
 				m := meta(r.obj)
 				res.ResourceRef = &fn.ResourceRef{
 					APIVersion: m.GetAPIVersion(),
@@ -47,12 +49,6 @@ func results(reports []report, meta metaOf) fn.Results {
 		}
 	}
 	return out
-}
-
-// isEmpty is obj.IsEmpty for an object that may be a stub (a shell's
-// own IsEmpty would say yes: it has no tree).
-func isEmpty(obj *fn.KubeObject, meta metaOf) bool {
-	return meta(obj).IsEmpty()
 }
 
 // shorten keeps a value shown in a result readable: a hostile input may
