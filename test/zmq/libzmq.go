@@ -66,6 +66,23 @@ func zmqError(op string, err error) error {
 
 func isEINTR(err error) bool { return err == syscall.EINTR }
 
+// retried makes a libzmq call until it does not fail with EINTR. libzmq
+// processes a socket's pending commands before most calls (setsockopt,
+// bind, connect, zmq_socket_monitor's own bind, send, receive) and gives
+// up with EINTR, before doing anything, when a signal interrupts that;
+// the Go runtime signals threads routinely (SIGURG preemption), so any
+// such call can see it: TestCertificates once failed with
+// "zmq_socket_monitor: Interrupted system call". call returns libzmq's
+// result (negative or, for the setters, non-zero on failure) and errno.
+func retried(call func() (C.int, error)) (C.int, error) {
+	for {
+		rc, errno := call()
+		if rc >= 0 || !isEINTR(errno) {
+			return rc, errno
+		}
+	}
+}
+
 func isErrno(err error, n C.int) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Errno == int(n)
@@ -266,7 +283,10 @@ func (c *Context) socket(typ C.int) (*socket, error) {
 func (s *socket) close() { C.zmq_close(s.p) }
 
 func (s *socket) setInt(opt C.int, v int) error {
-	if rc, errno := C.set_int(s.p, opt, C.int(v)); rc != 0 {
+	if rc, errno := retried(func() (C.int, error) {
+		rc, errno := C.set_int(s.p, opt, C.int(v))
+		return rc, errno
+	}); rc != 0 {
 		return zmqError(fmt.Sprintf("zmq_setsockopt(%d)", opt), errno)
 	}
 	return nil
@@ -281,7 +301,10 @@ func (s *socket) setString(opt C.int, v string, withNUL bool) error {
 	if withNUL {
 		n++
 	}
-	if rc, errno := C.zmq_setsockopt(s.p, opt, unsafe.Pointer(cs), C.size_t(n)); rc != 0 {
+	if rc, errno := retried(func() (C.int, error) {
+		rc, errno := C.zmq_setsockopt(s.p, opt, unsafe.Pointer(cs), C.size_t(n))
+		return rc, errno
+	}); rc != 0 {
 		return zmqError(fmt.Sprintf("zmq_setsockopt(%d)", opt), errno)
 	}
 	return nil
@@ -290,7 +313,10 @@ func (s *socket) setString(opt C.int, v string, withNUL bool) error {
 func (s *socket) bind(endpoint string) error {
 	cs := C.CString(endpoint)
 	defer C.free(unsafe.Pointer(cs))
-	if rc, errno := C.zmq_bind(s.p, cs); rc != 0 {
+	if rc, errno := retried(func() (C.int, error) {
+		rc, errno := C.zmq_bind(s.p, cs)
+		return rc, errno
+	}); rc != 0 {
 		return zmqError("zmq_bind "+endpoint, errno)
 	}
 	return nil
@@ -299,7 +325,10 @@ func (s *socket) bind(endpoint string) error {
 func (s *socket) connect(endpoint string) error {
 	cs := C.CString(endpoint)
 	defer C.free(unsafe.Pointer(cs))
-	if rc, errno := C.zmq_connect(s.p, cs); rc != 0 {
+	if rc, errno := retried(func() (C.int, error) {
+		rc, errno := C.zmq_connect(s.p, cs)
+		return rc, errno
+	}); rc != 0 {
 		return zmqError("zmq_connect "+endpoint, errno)
 	}
 	return nil
@@ -308,7 +337,10 @@ func (s *socket) connect(endpoint string) error {
 func (s *socket) lastEndpoint() (string, error) {
 	var buf [256]C.char
 	n := C.size_t(len(buf))
-	if rc, errno := C.zmq_getsockopt(s.p, C.ZMQ_LAST_ENDPOINT, unsafe.Pointer(&buf[0]), &n); rc != 0 {
+	if rc, errno := retried(func() (C.int, error) {
+		rc, errno := C.zmq_getsockopt(s.p, C.ZMQ_LAST_ENDPOINT, unsafe.Pointer(&buf[0]), &n)
+		return rc, errno
+	}); rc != 0 {
 		return "", zmqError("zmq_getsockopt(ZMQ_LAST_ENDPOINT)", errno)
 	}
 	return C.GoString(&buf[0]), nil
@@ -324,10 +356,10 @@ func (s *socket) sendMultipart(frames [][]byte) error {
 		if len(f) > 0 {
 			p = C.CBytes(f)
 		}
-		rc, errno := C.zmq_send(s.p, p, C.size_t(len(f)), flags)
-		for rc < 0 && isEINTR(errno) {
-			rc, errno = C.zmq_send(s.p, p, C.size_t(len(f)), flags)
-		}
+		rc, errno := retried(func() (C.int, error) {
+			rc, errno := C.zmq_send(s.p, p, C.size_t(len(f)), flags)
+			return rc, errno
+		})
 		if p != nil {
 			C.free(p)
 		}
@@ -342,18 +374,18 @@ func (s *socket) sendMultipart(frames [][]byte) error {
 // a receive timeout).
 //
 // Blocking libzmq calls return EINTR when a signal arrives, and the Go
-// runtime signals threads routinely (SIGURG preemption), so send, receive
-// and poll retry on EINTR.
+// runtime signals threads routinely (SIGURG preemption): receive retries
+// (retried), as every other call does, and poll.
 func (s *socket) recvMultipart() ([][]byte, error) {
 	const max = 4096
 	buf := C.malloc(max)
 	defer C.free(buf)
 	var frames [][]byte
 	for {
-		n, errno := C.zmq_recv(s.p, buf, max, 0)
-		for n < 0 && isEINTR(errno) {
-			n, errno = C.zmq_recv(s.p, buf, max, 0)
-		}
+		n, errno := retried(func() (C.int, error) {
+			rc, errno := C.zmq_recv(s.p, buf, max, 0)
+			return rc, errno
+		})
 		if n < 0 {
 			return nil, zmqError("zmq_recv", errno)
 		}
@@ -469,7 +501,10 @@ func (c *Context) Run(h Handshake) (res Result, err error) {
 	defer C.free(unsafe.Pointer(cmon))
 	events := C.ZMQ_EVENT_HANDSHAKE_SUCCEEDED | C.ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
 		C.ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | C.ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
-	if rc, errno := C.zmq_socket_monitor(server.p, cmon, C.int(events)); rc != 0 {
+	if rc, errno := retried(func() (C.int, error) {
+		rc, errno := C.zmq_socket_monitor(server.p, cmon, C.int(events))
+		return rc, errno
+	}); rc != 0 {
 		return res, zmqError("zmq_socket_monitor", errno)
 	}
 	monitor, err := c.socket(C.ZMQ_PAIR)
