@@ -8,7 +8,7 @@ BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 export GOFLAGS := -buildvcs=false
 # Each module resolves its own go.mod: no go.work, neither one of ours
-# (docs/development.md says why there is none) nor one above the clone.
+# (docs/contributing/development.md says why there is none) nor one above the clone.
 export GOWORK := off
 
 # Release metadata: the one place the version and image name live.

@@ -49,7 +49,7 @@ func TestNoSchemaValidatorLinked(t *testing.T) {
 // (pkg/jobset's constants, compared with the typed originals in
 // TestAPIConstants). Their package initialisation, with the protobuf,
 // CBOR, JSON and OpenAPI machinery they pull in, would be a large share of
-// every run's start-up and of the binary (docs/performance.md). Tests use
+// every run's start-up and of the binary (docs/contributing/performance.md). Tests use
 // them as typed objects.
 func TestNoTypedAPILinked(t *testing.T) {
 	for _, dep := range goListDeps(t, ".") {

@@ -57,6 +57,6 @@ func TestParseSize(t *testing.T) {
 	}
 	t.Setenv(MaxInputEnv, "")
 	if got, _ := inputLimit(""); got != 256<<20 {
-		t.Errorf("the default limit is %d, README and docs/performance.md say 256Mi", got)
+		t.Errorf("the default limit is %d, README and docs/contributing/performance.md say 256Mi", got)
 	}
 }

@@ -150,7 +150,7 @@ func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr i
 	inherited := len(rl.Results)
 	// ProcessCompact turns each item into text once it is done with it,
 	// and WriteCompacted writes that text in sorted order: memory follows
-	// the output text, not every tree of the list (docs/performance.md).
+	// the output text, not every tree of the list (docs/contributing/performance.md).
 	ok, compacted, procErr := proc.ProcessCompact(rl, spoolFor(in, stderr))
 	if procErr != nil {
 		// Some items are stubs by now (their metadata only): they must

@@ -1026,7 +1026,7 @@ func checkRun(t *testing.T, in []byte, items int) int {
 // A ResourceList of about 100 MB in a few large values (the stdin limit
 // is 256 MiB) passes through whole: every item back, the output the size of
 // the input. Time and memory on large lists, including 200,000 ConfigMaps,
-// are make bench's (docs/performance.md): its ratios against a floor hold
+// are make bench's (docs/contributing/performance.md): its ratios against a floor hold
 // them, not a timed test.
 func TestLargeResourceList(t *testing.T) {
 	if testing.Short() && !testenv.CI() {

@@ -19,7 +19,7 @@ const largeInput = 8 << 20
 // text of every item written so far), so the peak is about
 // (1 + GOGC/100) times what is live: 50 instead of Go's 100 cut the peak
 // RSS of 10,000 Flux JobSets from 2.3 to 1.7 GB, when every item was
-// still a tree, for about a third more CPU (docs/performance.md,
+// still a tree, for about a third more CPU (docs/contributing/performance.md,
 // "Memory").
 const largeInputGCPercent = 50
 
@@ -46,7 +46,7 @@ func tuneGC(inputBytes int) {
 // Flux JobSets (85.6 s user + sys against 63.2 s read whole). At 100 the
 // pace is main's again, for a heap up to twice what is live, which
 // there is a fraction of what a list read whole keeps
-// (docs/performance.md, "Memory").
+// (docs/contributing/performance.md, "Memory").
 const streamedGCPercent = 100
 
 // tuneStreamedGC sets streamedGCPercent, unless GOGC is set, and

@@ -25,14 +25,14 @@ var streaming = true
 // less than about 900 MiB and time, not memory, is what counts: make
 // bench's timed lists (up to 55 MB) and TestLargeResourceList's time
 // ratio (96 MB against 9.6 MB) are read whole as before
-// (docs/performance.md, "Memory"). The tests set it to 0.
+// (docs/contributing/performance.md, "Memory"). The tests set it to 0.
 var streamMinInput = 100 << 20
 
 // streamJobSetsMinInput is the smallest input streamed when it is mostly
 // Flux JobSets (fluxShare). There the extra parse costs about 12% of the
 // CPU, the output text is spooled, and the input's tree (about 9 times
 // its text) is the largest part of memory left; from 8 MiB it is worth
-// the CPU (docs/performance.md, "Memory"). make bench's timed lists are
+// the CPU (docs/contributing/performance.md, "Memory"). make bench's timed lists are
 // about 10% Flux JobSets and stay below 100 MiB: they are read whole.
 var streamJobSetsMinInput = largeInput
 
@@ -63,7 +63,7 @@ func fluxShare(in []byte) float64 {
 // runKRMStream is runKRM for a list whose items can be read one at a
 // time (transform.ParseStream): the tree of the whole list is never
 // built, so memory follows the largest items and the output text
-// (docs/performance.md, "Memory"). streamed is false when the list must
+// (docs/contributing/performance.md, "Memory"). streamed is false when the list must
 // be read whole: nothing has been written, and the caller goes on as
 // before, with the same outcome it would have had (whatever made the
 // split unsafe, an error in the list included, is then read and

@@ -15,7 +15,7 @@
 #        SERIAL=1 ...                      target by target
 # Run it on an idle machine: other load goes straight into the figures.
 # Needs what `make test` needs (root, Go 1.26); cold, it took 36 min on
-# 2 CPUs (docs/development.md, "How long it takes").
+# 2 CPUs (docs/contributing/development.md, "How long it takes").
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)

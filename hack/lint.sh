@@ -10,10 +10,17 @@
 # project's own main (Kubernetes, etcd, CoreDNS, Argo CD), and staticcheck
 # would analyse the thousands of upstream packages behind it from source, in
 # a cache of its own, for nothing it could report on our lines. Cold, that
-# was most of `make lint`'s time (docs/development.md).
+# was most of `make lint`'s time (docs/contributing/development.md).
+#
+# First, every relative link of the Markdown (README.md, docs/, examples/...)
+# must resolve, anchors included (hack/checklinks): a page moved under docs/
+# cannot leave a link behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 staticcheck=$(realpath "${1:?usage: hack/lint.sh STATICCHECK}")
+
+echo "lint: Markdown links"
+go run ./hack/checklinks .
 
 # Directories (from the repository root) of the upstream mains; a directory
 # that no longer exists is an error, so this list cannot go stale unseen.

@@ -3,7 +3,7 @@
 # (copy: the flux-installer copies the view; image: an image volume),
 # against the same pods without Flux, from kubectl apply to Running, every
 # broker joined, the first output line and Completed, and what each pod
-# writes to the node's disk. docs/startup.md has the method and the
+# writes to the node's disk. docs/contributing/startup.md has the method and the
 # figures; this target rewrites its table block. One mode only:
 # BENCH_KUBE_FLAGS=-view-mounts=image.
 #
@@ -14,13 +14,13 @@
 BENCH_KUBE_DIR ?= $(CURDIR)/_out/bench-kube
 BENCH_KUBE_SIZES ?= 3,8
 BENCH_KUBE_RUNS ?= 3
-BENCH_KUBE_DOC ?= docs/startup.md
+BENCH_KUBE_DOC ?= docs/contributing/startup.md
 BENCH_KUBE_FLAGS ?=
 BENCH_KUBE_CLUSTER := bash hack/kube/cluster.sh
 
 .PHONY: bench-kube
 
-## bench-kube: time Flux JobSet start-up on the running test cluster against the same pods without Flux; writes docs/startup.md.
+## bench-kube: time Flux JobSet start-up on the running test cluster against the same pods without Flux; writes docs/contributing/startup.md.
 # The cluster is used, never started or stopped here: other work may share it.
 bench-kube: build
 	$(BENCH_KUBE_CLUSTER) status || { echo 'bench-kube: no running cluster (make kube-up)' >&2; exit 1; }

@@ -1,7 +1,7 @@
 # Performance benchmark at monorepo scale (not part of `make test`):
 # jobset-flux against its floor, krm-identity, a KRM function from the same
 # SDK that parses the ResourceList and writes it back unchanged. See
-# docs/performance.md for the targets and how to read the table.
+# docs/contributing/performance.md for the targets and how to read the table.
 #
 #   make bench                          full run (sizes 1k, 10k, 50k; memory lists); exits 1 when a target is missed
 #   make bench BENCH_SIZES=1000,10000   fewer sizes

@@ -1,4 +1,4 @@
-# Real Flux in the loop (docs/runtime-tests.md): every example and a grid of
+# Real Flux in the loop (docs/contributing/runtime-tests.md): every example and a grid of
 # JobSet shapes rendered by bin/jobset-flux and run on real flux-core and
 # flux-sched brokers, one simulated pod per network namespace
 # (test/flux/internal/kubelet). The Flux view comes from

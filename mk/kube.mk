@@ -1,4 +1,4 @@
-# A real single-node Kubernetes cluster (hack/kube/cluster.sh, docs/kubernetes.md):
+# A real single-node Kubernetes cluster (hack/kube/cluster.sh, docs/contributing/kubernetes.md):
 # kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubelet and
 # kubectl v1.35.4, containerd + runc, CNI bridge, CoreDNS and the JobSet
 # controller with live webhooks, every binary cached by content under

@@ -1,4 +1,4 @@
-# kustomize and kpt, run for real against bin/jobset-flux (docs/kustomize-kpt.md).
+# kustomize and kpt, run for real against bin/jobset-flux (docs/user/kustomize-kpt.md).
 #
 # test/kustomize is a package of the main module, so `make unit`
 # (go test ./...) runs it; it needs the standalone kustomize in bin/.

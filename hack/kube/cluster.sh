@@ -3,7 +3,7 @@
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
 # containerd + runc, the CNI bridge, CoreDNS and the JobSet controller with its
 # webhooks, every daemon a background process with a PID file and a log in the
-# state directory (no systemd here). See docs/kubernetes.md.
+# state directory (no systemd here). See docs/contributing/kubernetes.md.
 #
 # Usage: hack/kube/cluster.sh up|down|status|env
 #   up      build or reuse everything (hack/kube/build.sh, the images and

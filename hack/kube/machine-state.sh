@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the parts of the machine's state that hack/kube/cluster.sh changes
 # while a cluster runs, in a stable form, so a snapshot before `up` and one
-# after `down` can be diffed (docs/kubernetes.md shows how):
+# after `down` can be diffed (docs/contributing/kubernetes.md shows how):
 # kernel tunables, iptables and ip6tables rules (no counters), mounts, network
 # namespaces, links and addresses, cgroup directories two levels deep and the
 # host paths the kubelet, containerd and CNI use by default.

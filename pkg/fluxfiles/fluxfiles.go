@@ -18,7 +18,7 @@
 // text/template is not used: its reflection (reflect.Value.MethodByName)
 // makes the linker keep every exported method of every type in the
 // binary, which would make it megabytes larger and every run's start-up
-// slower (docs/performance.md).
+// slower (docs/contributing/performance.md).
 package fluxfiles
 
 import (

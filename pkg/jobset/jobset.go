@@ -27,7 +27,7 @@ const (
 // Values of Job and pod fields that Flux depends on, spelled as in
 // k8s.io/api. The binary does not import k8s.io/api or the JobSet API for
 // these few strings: initialising those packages would be a large share of
-// the function's start-up (docs/performance.md). TestAPIConstants compares
+// the function's start-up (docs/contributing/performance.md). TestAPIConstants compares
 // each with its typed original.
 const (
 	IndexedCompletion      = "Indexed"        // batchv1.IndexedCompletion

@@ -17,7 +17,7 @@ import (
 // fields that retry a pod, restart the JobSet, order the groups' start or
 // change how a pod resolves names each break one of those. Each finding
 // names the field, its value, why it breaks Flux and the fix; where the
-// field can be right it is a warning. docs/kubernetes-semantics.md has
+// field can be right it is a warning. docs/user/kubernetes-semantics.md has
 // the facts behind each.
 
 // checkKubernetes checks the retry, DNS, start-up and failure policies

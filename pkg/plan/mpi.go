@@ -21,7 +21,7 @@ func checkTimeLimit(s *settings.Settings) finding.List {
 }
 
 // ShmPerTask is the /dev/shm one MPI task of a pod needs, in bytes: 4.25
-// MiB, what MPICH needs (docs/mpi-pitfalls.md). The smallest tmpfs
+// MiB, what MPICH needs (docs/user/mpi-pitfalls.md). The smallest tmpfs
 // /dev/shm in which MPI_Init, an allreduce and a 1 MiB ring message
 // succeeded with Debian 12's MPICH 4.0.2 (over UCX 1.13, whose shared
 // memory grows with every local task) was 4.25, 8.25, 16.5 and 33 MiB for

@@ -7,7 +7,7 @@
 // grow with all N. Encoding each item on its own, in the place it takes in
 // the list, bounds that queue by the largest item, so memory follows the
 // largest item rather than the whole list (measurements in
-// docs/performance.md, "What made it fast", 1).
+// docs/contributing/performance.md, "What made it fast", 1).
 
 package resourcelist
 

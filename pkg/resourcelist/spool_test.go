@@ -249,7 +249,7 @@ items:
 // item are compacted into a spooled Compactor and the live heap measured
 // once they are encoded and their trees gone: the shell, the record, its
 // pairs and the Compactor's entry for it. The bound holds it near the
-// figure of docs/performance.md ("Memory"); a stub as a go-yaml tree
+// figure of docs/contributing/performance.md ("Memory"); a stub as a go-yaml tree
 // (Stub) took 2,244 bytes.
 func TestStubSize(t *testing.T) {
 	rl, err := Parse([]byte(stubItem))

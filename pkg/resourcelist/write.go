@@ -106,7 +106,7 @@ const resultsKey = "results:\n"
 // the others are, so the text is the same; but encoded as one document
 // the emitter keeps every event until the end, and it did so when every
 // stub of the list was still held: 60 MB at 10,000 Flux JobSets, a
-// quarter of the live heap at the peak (docs/performance.md, "Memory").
+// quarter of the live heap at the peak (docs/contributing/performance.md, "Memory").
 // Each result is encoded as resultsPiece encodes a list that holds only
 // it (so a string no reader would accept is written double-quoted), and
 // all but the first lose the results key, as items lose the items key

@@ -3,7 +3,7 @@ package transform_test
 // In-process benchmarks of the transform alone: parsing the ResourceList
 // happens outside the timer, so these measure what Process adds on top of
 // the SDK. The end-to-end comparison with the SDK's floor is `make bench`
-// (test/bench); see docs/performance.md.
+// (test/bench); see docs/contributing/performance.md.
 //
 //	go test -run '^$' -bench . -benchmem ./pkg/transform
 //	go test -run '^$' -bench Process/1000 -cpuprofile cpu.out ./pkg/transform

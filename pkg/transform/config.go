@@ -112,7 +112,7 @@ const schemaMismatch = ConfigKind + " does not match the schema in krmfunction.y
 // settings' own parsers, which readConfig runs on every value read here.
 //
 // No schema validator runs here: linking one would make its package
-// initialisation most of the function's start-up (docs/performance.md);
+// initialisation most of the function's start-up (docs/contributing/performance.md);
 // fn/deps_test.go keeps it out.
 func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
 	var found finding.List

@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// TestDocsInitContainerSecurity: docs/security.md names every field of the
+// TestDocsInitContainerSecurity: docs/user/security.md names every field of the
 // securityContext the function gives its init container, and says that a
 // pod-level seccomp profile is inherited, so the page cannot fall behind
 // the render again.
 func TestDocsInitContainerSecurity(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/security.md")
+	doc, err := os.ReadFile("../../docs/user/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,12 +27,12 @@ func TestDocsInitContainerSecurity(t *testing.T) {
 	}
 	for field := range sc {
 		if !strings.Contains(text, field) {
-			t.Errorf("docs/security.md does not mention the init container's securityContext field %s", field)
+			t.Errorf("docs/user/security.md does not mention the init container's securityContext field %s", field)
 		}
 	}
 	for _, want := range []string{"readOnlyRootFilesystem: true", "only when the pod sets no `seccompProfile`", "is inherited, not overridden"} {
 		if !strings.Contains(text, want) {
-			t.Errorf("docs/security.md does not say %q", want)
+			t.Errorf("docs/user/security.md does not say %q", want)
 		}
 	}
 }

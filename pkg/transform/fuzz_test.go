@@ -9,7 +9,7 @@ package transform_test
 //	go test -run='^$' -fuzz='^FuzzConfig$' -fuzztime=10m ./pkg/transform
 //
 // A failing input is written to testdata/fuzz/<target>/ by the fuzzer:
-// commit it, it is a regression case from then on. See docs/fuzzing.md.
+// commit it, it is a regression case from then on. See docs/contributing/fuzzing.md.
 // TestMain (main_test.go) bounds the minimization of each new input to
 // 2s unless -fuzzminimizetime is given: Go's 60s stalled FuzzProcess.
 

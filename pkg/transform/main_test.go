@@ -15,7 +15,7 @@ import (
 // 0.9 to 2.3 KB), so that last pass needs millions of executions and the
 // worker minimizes until the 60s run out, fuzzing nothing and reporting
 // no executions meanwhile: the run showed 0 execs/sec after its first
-// hundred executions (docs/fuzzing.md, "Minimization").
+// hundred executions (docs/contributing/fuzzing.md, "Minimization").
 //
 // 2s is enough for the linear passes on a 2 KB input at the 2,000 to
 // 3,000 executions per second measured on the shared 2-core machine; a

@@ -234,7 +234,7 @@ func pruneCatalogue(t testing.TB, js string) []pruneCase {
 			cm: func(t testing.TB, doc string) string {
 				return strings.Replace(doc, "  name: gone-flux-entrypoint\n", "  name: &n gone-flux-entrypoint\n", 1) + "binaryData: {x: *n}\n"
 			}},
-		// Outputs of versions before the digest: kept (docs/kustomize-kpt.md).
+		// Outputs of versions before the digest: kept (docs/user/kustomize-kpt.md).
 		{name: "output of an earlier version (no digest)", phrase: noDigest,
 			cm:     edits(dropDigest),
 			secret: edits(dropDigest)},

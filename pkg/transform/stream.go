@@ -19,7 +19,7 @@ func ParseStream(in []byte) (*fn.ResourceList, *resourcelist.Lazy, error) {
 // item is parsed whole when the loop gets to it (or before it, for the
 // items other items read whole: the input's Secrets and the orphan
 // candidates), so that memory follows the items in use and the output
-// text, not the tree of the whole list (docs/performance.md, "Memory").
+// text, not the tree of the whole list (docs/contributing/performance.md, "Memory").
 // The bytes written are those of ProcessCompact on the whole parse. An
 // error that wraps resourcelist.ErrUnsafe means an item does not read
 // alone as it does in the list: nothing is lost, the caller renders the

@@ -4,7 +4,7 @@
 // Flux files and the CURVE key, render (edit the JobSet's YAML, build the
 // ConfigMap and Secret), and report results. A JobSet with any error is
 // left exactly as it was; every other item is passed through.
-// docs/design.md describes each step.
+// docs/contributing/design.md describes each step.
 package transform
 
 import (

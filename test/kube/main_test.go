@@ -1,7 +1,7 @@
 // Package kube runs JobSets rendered by jobset-flux on a real Kubernetes
 // cluster (hack/kube: kube-apiserver, the Job and JobSet controllers with
 // the JobSet webhooks, kubelet with containerd and runc, CNI and CoreDNS)
-// and asserts what the cluster does with them. See docs/kubernetes-tests.md.
+// and asserts what the cluster does with them. See docs/contributing/kubernetes-tests.md.
 package kube
 
 import (

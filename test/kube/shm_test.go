@@ -71,7 +71,7 @@ func TestShmSize(t *testing.T) {
 		// 9Mi (the size the warning gives) is not run here: on the cluster
 		// the 4-rank MPICH job hung until its 5m time limit ended it
 		// (rc 142), unexplained so far; under a real one-broker Flux with
-		// a sized tmpfs, 8.25 MiB ran 2 tasks (docs/mpi-pitfalls.md).
+		// a sized tmpfs, 8.25 MiB ran 2 tasks (docs/user/mpi-pitfalls.md).
 		{name: "openmpi-1mi", shm: "1Mi", script: lammpsLJ, end: jobSetCompleted, warned: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

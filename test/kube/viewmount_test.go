@@ -32,7 +32,7 @@ const allViewMountsEnv = "JOBSET_FLUX_KUBE_ALL_VIEW_MOUNTS"
 // the copied one. Image mode changes only how the view reaches the pod,
 // not what the brokers do with it, so the rest of the matrix runs in copy
 // mode: running all of it twice cost about 4 minutes of the 15-minute
-// budget of a warm make test (docs/kubernetes-tests.md).
+// budget of a warm make test (docs/contributing/kubernetes-tests.md).
 //
 // Left out, each covered by a case above: examples/lammps (MPI under the
 // mounted view's job shell: mpi/openmpi-pmix), core-only (a view image

@@ -175,7 +175,7 @@ func TestFunctionInBaseThenRenamed(t *testing.T) {
 	cms, secrets := volumeRefs(podSpec(js, 0))
 	if !slices.Equal(cms, []string{"solver-flux-entrypoint"}) || !slices.Equal(secrets, []string{"solver-flux-curve"}) {
 		t.Errorf("volume references are %v / %v; this test expects kustomize to leave them at the old names. "+
-			"If kustomize now follows them, update this test and docs/kustomize-kpt.md", cms, secrets)
+			"If kustomize now follows them, update this test and docs/user/kustomize-kpt.md", cms, secrets)
 	}
 	for _, name := range append(cms, secrets...) {
 		if objs.has("ConfigMap", name) || objs.has("Secret", name) {

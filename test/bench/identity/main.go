@@ -8,7 +8,7 @@
 // With KRM_IDENTITY_WRITER=items it writes the list the way jobset-flux
 // does (pkg/resourcelist, item by item): not the floor the targets use,
 // but the reference for what the function's own work costs beyond a
-// cheaper writer (docs/performance.md).
+// cheaper writer (docs/contributing/performance.md).
 package main
 
 import (

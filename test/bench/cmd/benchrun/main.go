@@ -478,7 +478,7 @@ func checkBroker(t *targets, shape string, broker string) {
 		t.check(len(broker) < maxBrokerBytes, "10,000-pod JobSet %s: broker.toml %d B < %d B", shape, len(broker), maxBrokerBytes)
 		return
 	}
-	t.note("10,000-pod JobSet %s: broker.toml %d B, over %d B: %d RFC 29 expressions, twice, cannot be shorter (docs/performance.md)", shape, len(broker), maxBrokerBytes, rows)
+	t.note("10,000-pod JobSet %s: broker.toml %d B, over %d B: %d RFC 29 expressions, twice, cannot be shorter (docs/contributing/performance.md)", shape, len(broker), maxBrokerBytes, rows)
 }
 
 func loadavg() string {

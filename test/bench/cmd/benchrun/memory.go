@@ -16,7 +16,7 @@ import (
 // every item a Flux JobSet (the most output per input byte), or every
 // item a small ConfigMap passed through (the cost of the list itself).
 // No time is checked; the target is a ceiling on the function's peak
-// RSS, a formula fitted to the figures of docs/performance.md
+// RSS, a formula fitted to the figures of docs/contributing/performance.md
 // ("Memory") with memMargin over them, that follows the two ways the
 // function reads a list (fn/stream.go):
 //
@@ -36,7 +36,7 @@ import (
 // 260, 1,587 at 50,000 against 958), as would stubs that grow back.
 const (
 	// memMargin is the headroom over the fitted figures: load does not
-	// move peak RSS (docs/performance.md), the collector's timing does,
+	// move peak RSS (docs/contributing/performance.md), the collector's timing does,
 	// by up to about a fifth between runs of the same binary.
 	memMargin = 1.3
 	// memFixed is what the function holds whatever the list (the
@@ -48,7 +48,7 @@ const (
 	// item of a streamed list beyond its text and memFixed: a Flux
 	// JobSet leaves three stubs and a result, and makes the heap the
 	// collector lets grow; an item passed through leaves one stub. With
-	// the stream's stubs as records too (docs/performance.md, "Memory",
+	// the stream's stubs as records too (docs/contributing/performance.md, "Memory",
 	// 9): 4.4 KiB per JobSet at 10,000 and 8.8 KiB at 50,000, 1.8 KiB
 	// per ConfigMap at 200,000 (change 8, the compacted stubs as
 	// records: 6.0 and 11.6 KiB, 6.2 KiB; trees before: 27 and 29 KiB,

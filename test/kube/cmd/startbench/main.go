@@ -1,7 +1,7 @@
 // Command startbench measures how long a Flux JobSet rendered by
 // jobset-flux takes to start on the real test cluster (hack/kube), against
 // its floor: the same pods without Flux. It is a benchmark, not a test
-// (make bench-kube; docs/startup.md explains the method).
+// (make bench-kube; docs/contributing/startup.md explains the method).
 //
 // For each pod count it runs, in a fresh namespace under a fresh JobSet
 // name each time, one replicatedJob of completions = parallelism = N pods
@@ -14,7 +14,7 @@
 // broker's log), none from a polling interval; the machine is one node,
 // so all clocks are the same clock.
 //
-//	startbench -fn bin/jobset-flux [-sizes 3,8] [-runs 3] [-doc docs/startup.md]
+//	startbench -fn bin/jobset-flux [-sizes 3,8] [-runs 3] [-doc docs/contributing/startup.md]
 package main
 
 import (
