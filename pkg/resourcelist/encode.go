@@ -34,7 +34,7 @@ const itemsKey = "items:\n"
 // Sort puts items in the order ToYAML writes them (apiVersion, kind,
 // namespace, name), keeping the input order of items that tie. Each key
 // is computed once: the SDK's sort computes both keys on every
-// comparison, which takes about a minute for 200,000 items.
+// comparison, which grows slow with large lists (docs/performance.md).
 func Sort(items fn.KubeObjects) {
 	records := make([]*Record, len(items))
 	for i, it := range items {

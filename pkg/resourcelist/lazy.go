@@ -2,7 +2,7 @@ package resourcelist
 
 // Items parsed one at a time (issue 19, class 8). Parse builds the tree
 // of the whole list before the first item is read, and a tree takes
-// five to ten times its text. ParseLazy splits the list by byte offsets
+// several times its text. ParseLazy splits the list by byte offsets
 // (pkg/itemscan), reads only each item's apiVersion, kind and metadata
 // up front, into a record (record.go), and parses an item whole only
 // when it is asked for (Lazy.Item): memory follows the items in use, not
@@ -108,7 +108,7 @@ func (l *Lazy) readRecords() error {
 					errs[i] = err
 					continue
 				}
-				stub := Stub(obj, l.keep)
+				stub := treeStub(obj, l.keep)
 				sig := signatureDigest(stub)
 				l.records[i], l.sigs[i] = recordOf(stub, in), &sig
 			}
@@ -238,7 +238,7 @@ func (l *Lazy) load(i int, sig *[sha256.Size]byte) (*fn.KubeObject, error) {
 	if why := unsplittable(nodeOf(obj)); why != "" {
 		return nil, fmt.Errorf("%w: items[%d] %s", ErrUnsafe, i, why)
 	}
-	if signatureDigest(Stub(obj, l.keep)) != *sig {
+	if signatureDigest(treeStub(obj, l.keep)) != *sig {
 		return nil, fmt.Errorf("%w: items[%d]: its metadata read alone differs from the item's", ErrUnsafe, i)
 	}
 	return obj, nil

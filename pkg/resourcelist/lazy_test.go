@@ -74,7 +74,7 @@ func TestLazyLoadRefusesOtherMetadata(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				stub := Stub(whole.Items[0], nil)
+				stub := treeStub(whole.Items[0], nil)
 				if got, want := recordReads(NewRecorder(nil).Record(whole.Items[0]), stub), recordReads(l.Records()[0], stub); got != want {
 					t.Fatalf("uid: the getters read differently:\n%s\n%s", got, want)
 				}

@@ -3,8 +3,8 @@ package resourcelist
 // An item's metadata as Go values. While the items are text (the input
 // read lazily, the output spooled), what memory grows with is one record
 // per item: a record holds the metadata the function reads as strings,
-// a few hundred bytes, where the same metadata as a go-yaml tree is a
-// dozen nodes of 160 bytes each for a kpt-placed JobSet.
+// where the same metadata as a go-yaml tree is a dozen nodes for a
+// kpt-placed JobSet (docs/performance.md, "Memory").
 
 import (
 	"maps"
@@ -21,7 +21,7 @@ import (
 // labels and annotations are those its Recorder's filter keeps.
 //
 // Each value is what the SDK's getter returns on the item's tree stub
-// (Stub, filtered), so a record answers as the item does, quirks
+// (treeStub, filtered), so a record answers as the item does, quirks
 // included: pairs[:labels] are Labels, the next annotations pairs
 // Annotations, and any pairs after them say where Label or Annotation
 // of a key differs from the map's value (a value not tagged as a string,
@@ -52,7 +52,7 @@ func NewRecorder(keep RecordFilter) *Recorder {
 
 // Record is obj's record.
 func (rc *Recorder) Record(obj *fn.KubeObject) *Record {
-	return recordOf(Stub(obj, rc.keep), rc.strings)
+	return recordOf(treeStub(obj, rc.keep), rc.strings)
 }
 
 // pair is one label or annotation.
@@ -86,7 +86,7 @@ func (in interner) of(s string) string {
 // "0", "jobset-flux" repeat; a name or a path does not.
 const shortValue = 16
 
-// recordOf is the record of a tree stub (Stub), read through the SDK's
+// recordOf is the record of a tree stub (treeStub), read through the SDK's
 // getters.
 func recordOf(stub *fn.KubeObject, in interner) *Record {
 	r := &Record{

@@ -11,10 +11,10 @@ import (
 )
 
 // Issue 19, class 8: a record must answer as the tree stub it stands
-// for (Stub read through the SDK), whatever the metadata holds.
+// for (treeStub read through the SDK), whatever the metadata holds.
 
 // TestRecordReadsAsStub: on metadata of every odd shape, a record
-// answers every getter as the tree stub (Stub) answers it through the
+// answers every getter as the tree stub (treeStub) answers it through the
 // SDK, for each key the metadata holds and one it does not.
 func TestRecordReadsAsStub(t *testing.T) {
 	items := []string{
@@ -39,7 +39,7 @@ func TestRecordReadsAsStub(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%q: %v", item, err)
 			}
-			stub := Stub(rl.Items[0], keep)
+			stub := treeStub(rl.Items[0], keep)
 			rec := NewRecorder(keep).Record(rl.Items[0])
 			if got, want := recordReads(rec, stub), stubReads(stub); got != want {
 				t.Errorf("%q, keep %s: the record reads\n%s\nthe stub\n%s", item, kname, got, want)

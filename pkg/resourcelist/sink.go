@@ -7,7 +7,7 @@ package resourcelist
 // the piece Write would encode for it and keeps only the piece (in a
 // spool file, spool.go, or in memory) and the item's record: memory then
 // follows the records and the trees in flight, not the trees of the
-// whole list (a tree takes five to ten times its text).
+// whole list (a tree takes several times its text).
 
 import (
 	"bytes"

@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Stub is a copy of obj's apiVersion, kind and metadata, nothing else,
+// treeStub is a copy of obj's apiVersion, kind and metadata, nothing else,
 // and of the labels and annotations only those keep allows: what the
 // function reads of an item it is done with.
 //
@@ -15,7 +15,7 @@ import (
 // up front: the key nodes are shared by all stubs (keyNode), as nothing
 // changes a key of a stub. A labels or annotations map that keep empties
 // is left out: it reads as no map.
-func Stub(obj *fn.KubeObject, keep RecordFilter) *fn.KubeObject {
+func treeStub(obj *fn.KubeObject, keep RecordFilter) *fn.KubeObject {
 	n := nodeOf(obj)
 	stub := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: make([]*yaml.Node, 0, 6)}
 	for i := 0; i+1 < len(n.Content); i += 2 {
