@@ -175,13 +175,17 @@ func (r *Record) Empty() bool {
 
 // LocalConfig, Path and Index are the SDK's IsLocalConfig,
 // PathAnnotation and IndexAnnotation, over Annotation.
+//
+// LocalConfig reports whether kpt's local-config annotation is set.
 func (r *Record) LocalConfig() bool {
 	v := r.Annotation(fn.KptLocalConfig)
 	return v != "" && v != "false"
 }
 
+// Path is kpt's path annotation.
 func (r *Record) Path() string { return r.Annotation(kioutil.PathAnnotation) }
 
+// Index is kpt's index annotation, -1 when it has none.
 func (r *Record) Index() int {
 	v := r.Annotation(kioutil.IndexAnnotation)
 	if v == "" {

@@ -185,19 +185,31 @@ func (r *run) done(i int, input, finished *fn.KubeObject, reports []report) {
 	if finished != input || rec.Kind == jobset.Kind {
 		rec = r.rc.Record(finished)
 	}
-	r.settle(reports, map[*fn.KubeObject]*resourcelist.Record{input: inputRec, finished: rec})
+	r.settle(reports, known{finished, rec}, known{input, inputRec})
 	r.deliver(i, finished, rec, true)
 }
 
-// settle keeps reports as findings on their objects' records: known
-// names records already made, else the object's record is made now.
-func (r *run) settle(reports []report, known map[*fn.KubeObject]*resourcelist.Record) {
+// known is an object whose record is made already.
+type known struct {
+	obj *fn.KubeObject
+	rec *resourcelist.Record
+}
+
+// settle keeps reports as findings on their objects' records: the first
+// of known that names the object, else its record made now.
+func (r *run) settle(reports []report, records ...known) {
 	for _, rep := range reports {
 		if len(rep.found) == 0 {
 			continue
 		}
-		rec, ok := known[rep.obj]
-		if !ok && rep.obj != nil {
+		var rec *resourcelist.Record
+		for _, k := range records {
+			if k.obj == rep.obj {
+				rec = k.rec
+				break
+			}
+		}
+		if rec == nil && rep.obj != nil {
 			rec = r.rc.Record(rep.obj)
 		}
 		r.findings = append(r.findings, settled{rec, rep.found})

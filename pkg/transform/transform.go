@@ -83,24 +83,24 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 // appended (run.place). At the end generated objects whose JobSet is
 // gone are pruned when that is safe (pruneOrphans) and new ones get
 // files of their own (uniquePaths). It returns src's results and the
-// function's, and false when any error result was produced. An error
-// means sink holds no list to write; one that wraps
-// resourcelist.ErrUnsafe says src must be read whole.
+// function's (so far, with an error), and false when any error result
+// was produced. An error means sink holds no list to write; one that
+// wraps resourcelist.ErrUnsafe says src must be read whole.
 func (p *Processor) Render(src resourcelist.Source, sink resourcelist.Sink) (fn.Results, bool, error) {
 	r := newRun(src, sink)
 	config, found := p.readConfig(src.FunctionConfig())
-	r.settle([]report{{src.FunctionConfig(), found}}, nil)
+	r.settle([]report{{src.FunctionConfig(), found}})
 	if found.HasErrors() {
 		return r.results(), false, r.passThrough()
 	}
 	if err := r.takeEarly(); err != nil {
-		return nil, false, err
+		return r.results(), false, err
 	}
 	index := newIndex(r)
 	for i := range r.input {
 		item, err := r.take(i)
 		if err != nil {
-			return nil, false, err
+			return r.results(), false, err
 		}
 		// Every item is written back, by Encode or by the standalone
 		// command: a block scalar no reader can read must not be.
@@ -121,7 +121,7 @@ func (p *Processor) Render(src resourcelist.Source, sink resourcelist.Sink) (fn.
 	}
 	pruneOrphans(r, src.FunctionConfig())
 	if err := r.finish(); err != nil {
-		return nil, false, err
+		return r.results(), false, err
 	}
 	return r.results(), !r.failed(), nil
 }
