@@ -56,9 +56,9 @@ type settled struct {
 	found finding.List
 }
 
-func newRun(src resourcelist.Source, sink resourcelist.Sink) *run {
+func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.RecordFilter) *run {
 	input := src.Records()
-	r := &run{src: src, sink: sink, rc: resourcelist.NewRecorder(Keeps), input: input,
+	r := &run{src: src, sink: sink, rc: resourcelist.NewRecorder(keep), input: input,
 		out: slices.Clone(input), held: map[int]*fn.KubeObject{}, owners: map[string]bool{}}
 	for _, rec := range input {
 		if isOwner(rec) {

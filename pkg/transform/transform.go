@@ -87,7 +87,13 @@ func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
 // was produced. An error means sink holds no list to write; one that
 // wraps resourcelist.ErrUnsafe says src must be read whole.
 func (p *Processor) Render(src resourcelist.Source, sink resourcelist.Sink) (fn.Results, bool, error) {
-	r := newRun(src, sink)
+	return p.render(src, sink, Keeps)
+}
+
+// render is Render whose own records keep the labels and annotations
+// keep allows (Keeps; TestKeepsIsEnough renders with all of them kept).
+func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.RecordFilter) (fn.Results, bool, error) {
+	r := newRun(src, sink, keep)
 	config, found := p.readConfig(src.FunctionConfig())
 	r.settle([]report{{src.FunctionConfig(), found}})
 	if found.HasErrors() {
