@@ -12,9 +12,9 @@ import (
 // environment).
 const MaxInputEnv = "JOBSET_FLUX_MAX_INPUT"
 
-// defaultMaxInput bounds stdin and each input file: a ResourceList of
-// about 150,000 JobSets or 400,000 small ConfigMaps, far more than a
-// repository renders at once, and a bound on what a runaway producer
+// defaultMaxInput bounds stdin and each input file: a ResourceList far
+// larger than a repository renders at once (docs/contributing/performance.md), and a
+// bound on what a runaway producer
 // (a generator looping, /dev/zero) can make the function hold.
 const defaultMaxInput = 256 << 20
 

@@ -39,6 +39,11 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runWith(defaultMemory(), args, stdin, stdout, stderr)
+}
+
+// runWith is run with the memory policy mem (the tests give their own).
+func runWith(mem memory, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version":
@@ -52,6 +57,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	opts.memory = mem
 	seed, err := loadSeed(opts.seedFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
@@ -77,7 +83,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return exitProblem
 	}
-	tuneGC(len(in))
+	tuneGC(len(in), false)
 	if opts.configFile == "" && !opts.verbose || resourcelist.IsResourceList(in) {
 		return runList(proc, opts, "on stdin", in, stdout, stderr)
 	}
@@ -92,7 +98,7 @@ func runList(proc *transform.Processor, opts options, where string, in []byte, s
 		fmt.Fprintf(stderr, "jobset-flux: --config is for plain YAML; a ResourceList %s carries its own functionConfig\n", where)
 		return exitUsage
 	}
-	return runKRM(proc, in, opts.verbose, stdout, stderr)
+	return runKRM(proc, opts.memory, in, opts.verbose, stdout, stderr)
 }
 
 // options are the command line of a render.
@@ -103,6 +109,8 @@ type options struct {
 	maxInput int64
 	// paths are the files and directories to render; none: stdin.
 	paths []string
+	// memory is how a list is read and written, by its size.
+	memory memory
 }
 
 // parseFlags reads the command line of a render. The exit code is -1
@@ -137,30 +145,30 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 
 // runKRM is the KRM function protocol: the ResourceList, with results, is
 // always written; the exit code says whether there were errors; errors and
-// warnings also go to stderr, because kustomize shows only stderr.
-func runKRM(proc *transform.Processor, in []byte, verbose bool, stdout, stderr io.Writer) int {
-	if code, streamed := runKRMStream(proc, in, verbose, stdout, stderr); streamed {
+// warnings also go to stderr, because kustomize shows only stderr. mem
+// picks the Source and the Sink (memory.go): the items are rendered the
+// same way whichever reads and writes them.
+func runKRM(proc *transform.Processor, mem memory, in []byte, verbose bool, stdout, stderr io.Writer) int {
+	out, sink, done := rendered{}, resourcelist.Sink(nil), false
+	if mem.streams(in) {
+		out, sink, done = renderLazy(proc, mem, in, stderr)
+	}
+	if !done {
+		rl, err := resourcelist.Parse(in)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", resourcelist.OneLine(resourcelist.Clip(err.Error(), resourcelist.MaxLine)))
+			return exitFailed
+		}
+		sink, _ = mem.sink(len(in), stderr)
+		if out, err = render(proc, resourcelist.NewWhole(rl, transform.Keeps), sink); err != nil {
+			sink.Release()
+			return writeFailed(stdout, stderr, out, err)
+		}
+	}
+	if code, written := writeList(stdout, stderr, sink, out); !written {
 		return code
 	}
-	rl, err := resourcelist.Parse(in)
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", resourcelist.OneLine(resourcelist.Clip(err.Error(), resourcelist.MaxLine)))
-		return exitFailed
-	}
-	inherited := len(rl.Results)
-	// ProcessCompact turns each item into text once it is done with it,
-	// and WriteCompacted writes that text in sorted order: memory follows
-	// the output text, not every tree of the list (docs/contributing/performance.md).
-	ok, compacted, procErr := proc.ProcessCompact(rl, spoolFor(in, stderr))
-	if procErr != nil {
-		// Some items are stubs by now (their metadata only): they must
-		// not pass for the rendered list.
-		return writeFailed(stdout, stderr, rl, procErr)
-	}
-	if code, written := writeCompacted(stdout, stderr, rl, compacted); !written {
-		return code
-	}
-	return reportOutcome(stderr, rl.Results, inherited, verbose, ok, nil)
+	return reportOutcome(stderr, out.results, out.inherited, verbose, out.ok, nil)
 }
 
 // reportOutcome prints the results and returns the exit code a run of
@@ -219,7 +227,7 @@ func runFiles(proc *transform.Processor, opts options, stdout, stderr io.Writer)
 			lists++
 		}
 	}
-	tuneGC(size)
+	tuneGC(size, false)
 	switch {
 	case lists == 1 && len(files) == 1:
 		return runList(proc, opts, "in "+files[0].name, files[0].data, stdout, stderr)

@@ -557,6 +557,12 @@ func (c hostileCase) input(t *testing.T) string {
 // runFn runs the command with the test seed and turns a panic into a failure.
 func runFn(t *testing.T, args []string, stdin string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runFnWith(t, defaultMemory(), args, stdin)
+}
+
+// runFnWith is runFn with the memory policy mem.
+func runFnWith(t *testing.T, mem memory, args []string, stdin string) (code int, stdout, stderr string) {
+	t.Helper()
 	t.Setenv(transform.SeedEnv, testSeed)
 	var out, errb bytes.Buffer
 	func() {
@@ -565,7 +571,7 @@ func runFn(t *testing.T, args []string, stdin string) (code int, stdout, stderr 
 				t.Fatalf("panic: %v", r)
 			}
 		}()
-		code = run(args, strings.NewReader(stdin), &out, &errb)
+		code = runWith(mem, args, strings.NewReader(stdin), &out, &errb)
 	}()
 	return code, out.String(), errb.String()
 }

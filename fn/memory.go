@@ -1,87 +1,111 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )
 
-// largeInput is the input size from which the collector runs more often.
-// Below it a render's heap stays under a few hundred MiB whatever the
-// collector does, and start-up must not pay for collections.
+// memory is the command's memory policy: which Source reads a list and
+// which Sink takes the rendered items, by the input's size. Both pairs
+// write the same bytes; they differ in what they hold
+// (docs/contributing/memory-layer.md, docs/contributing/performance.md "Memory").
+type memory struct {
+	// streamFrom is the smallest input read lazily (resourcelist.Lazy):
+	// a lazy read parses each item about one and a half times (its
+	// metadata up front, the whole item when it is taken), so below it
+	// the whole tree is small enough that time, not memory, counts.
+	streamFrom int
+	// streamJobSetsFrom is the smallest input read lazily when it is
+	// mostly Flux JobSets (fluxShare): there the input's tree is the
+	// largest part of memory left once the output is spooled.
+	streamJobSetsFrom int
+	// spoolFrom is the smallest input whose rendered items are encoded
+	// as they are done and kept in a temporary file until written
+	// (resourcelist.SpoolSink); below it they are kept as trees
+	// (resourcelist.MemorySink), and a small render (a kpt package) needs
+	// no writable temporary directory.
+	spoolFrom int
+	// newSpool makes the spool's file.
+	newSpool func() (*resourcelist.Spool, error)
+}
+
+// largeInput is the input size from which the collector runs more often
+// and the output is spooled.
 const largeInput = 8 << 20
 
-// largeInputGCPercent is GOGC for a large input. The heap of a render
-// only grows until the output is written (the input's tree, then the
-// text of every item written so far), so the peak is about
-// (1 + GOGC/100) times what is live: 50 instead of Go's 100 cut the peak
-// RSS of 10,000 Flux JobSets from 2.3 to 1.7 GB, when every item was
-// still a tree, for about a third more CPU (docs/contributing/performance.md,
-// "Memory").
-const largeInputGCPercent = 50
+// defaultMemory is the policy of the command.
+func defaultMemory() memory {
+	return memory{
+		streamFrom:        100 << 20,
+		streamJobSetsFrom: largeInput,
+		spoolFrom:         largeInput,
+		newSpool:          resourcelist.NewSpool,
+	}
+}
 
-// tuneGC makes the collector keep the heap closer to what is live when
-// the input is large, unless GOGC is set (the user's choice wins).
-func tuneGC(inputBytes int) {
-	if inputBytes < largeInput {
+// streams reports whether in is read lazily.
+func (m memory) streams(in []byte) bool {
+	return len(in) >= m.streamFrom || len(in) >= m.streamJobSetsFrom && fluxShare(in) >= 0.3
+}
+
+// fluxShare estimates the share of the list's items that are marked for
+// Flux: the lines that carry the Flux annotation over the entries of a
+// list in column 0 (the items, as kyaml writes a ResourceList). It only
+// chooses between two pairs that write the same bytes, so an estimate
+// is enough, and it reads the input once, at memory speed.
+func fluxShare(in []byte) float64 {
+	entries := bytes.Count(in, []byte("\n- "))
+	if entries == 0 {
+		return 0
+	}
+	return float64(bytes.Count(in, []byte(settings.EnabledAnnotation+":"))) / float64(entries)
+}
+
+// sink is the Sink for an input of size bytes, and whether it spools.
+// When the temporary directory cannot take a file (a read-only
+// container), which is said on stderr, the pieces stay in memory.
+func (m memory) sink(size int, stderr io.Writer) (resourcelist.Sink, bool) {
+	if size < m.spoolFrom {
+		return resourcelist.NewMemorySink(), false
+	}
+	sp, err := m.newSpool()
+	if err != nil {
+		fmt.Fprintf(stderr, "jobset-flux: keeping the output in memory (%v)\n", err)
+		return resourcelist.NewSpoolSink(nil), false
+	}
+	return resourcelist.NewSpoolSink(sp), true
+}
+
+// GOGC for a large input, and for one read lazily and spooled.
+//
+// The heap of a render only grows until the output is written, so its
+// peak is about (1 + GOGC/100) times what is live: a large input read
+// whole runs the collector more often than Go's default. Read lazily and
+// spooled, what is live is nearly all pointers (the records, the trees
+// in flight) and the collector's work per cycle is that heap: there
+// Go's default pace is kept (docs/contributing/performance.md, "Memory").
+const (
+	largeInputGCPercent = 50
+	streamedGCPercent   = 100
+)
+
+// tuneGC is the one place the collector is tuned: for an input of size
+// bytes, read lazily and spooled or not, unless GOGC is set (the user's
+// choice wins). It is called again when a lazy read falls back to the
+// whole parse, which holds the tree in the heap again.
+func tuneGC(size int, streamedAndSpooled bool) {
+	if _, set := os.LookupEnv("GOGC"); set || size < largeInput {
 		return
 	}
-	if _, set := os.LookupEnv("GOGC"); set {
+	if streamedAndSpooled {
+		debug.SetGCPercent(streamedGCPercent)
 		return
 	}
 	debug.SetGCPercent(largeInputGCPercent)
-}
-
-// streamedGCPercent is GOGC for a list that is streamed and spooled
-// (runKRMStream). The collector's work per cycle is the live heap it
-// must scan, its pace the heap's growth over what is live. With the
-// output text in the heap (read whole, or not spooled) that text is
-// scanned for nothing (it holds no pointers) but widens the gap between
-// cycles; spooled, it is gone, and what is live is nearly all pointers
-// (the stubs, the trees in flight): at 50 the collector ran twice as
-// often over the same nodes, and took about 40% of the CPU of 10,000
-// Flux JobSets (85.6 s user + sys against 63.2 s read whole). At 100 the
-// pace is main's again, for a heap up to twice what is live, which
-// there is a fraction of what a list read whole keeps
-// (docs/contributing/performance.md, "Memory").
-const streamedGCPercent = 100
-
-// tuneStreamedGC sets streamedGCPercent, unless GOGC is set, and
-// returns what undoes it: a list that falls back to the whole parse
-// holds its tree and text in the heap again.
-func tuneStreamedGC() (undo func()) {
-	if _, set := os.LookupEnv("GOGC"); set {
-		return func() {}
-	}
-	old := debug.SetGCPercent(streamedGCPercent)
-	return func() { debug.SetGCPercent(old) }
-}
-
-// spoolMinInput is the input size from which the output text is kept in
-// a temporary file until it is written (resourcelist.NewSpool) instead of
-// memory. Below it the text is at most a few tens of MiB, and a small
-// render (a kpt package) should not need a writable temporary directory.
-// The tests set it to 0.
-var spoolMinInput = largeInput
-
-// newSpool makes the spool; the tests put one that fails in its place.
-var newSpool = resourcelist.NewSpool
-
-// spoolFor returns the spool for an input of in's size, or nil: below
-// spoolMinInput, or when the temporary directory cannot take a file (a
-// read-only container), which is said on stderr; the text then stays in
-// memory, as before the spool.
-func spoolFor(in []byte, stderr io.Writer) *resourcelist.Spool {
-	if len(in) < spoolMinInput {
-		return nil
-	}
-	sp, err := newSpool()
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: keeping the output in memory (%v)\n", err)
-		return nil
-	}
-	return sp
 }

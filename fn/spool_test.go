@@ -11,13 +11,14 @@ import (
 )
 
 // Issue 19, class 8: the output text kept in a temporary file until it is
-// written (resourcelist.NewSpool), from spoolMinInput of input.
+// written (resourcelist.SpoolSink), from memory.spoolFrom of input.
 
-// withSpoolFrom sets spoolMinInput for the test.
-func withSpoolFrom(t *testing.T, n int) {
-	old := spoolMinInput
-	spoolMinInput = n
-	t.Cleanup(func() { spoolMinInput = old })
+// spoolFrom is the default policy with the output spooled from n bytes
+// of input, and read lazily from stream bytes.
+func spoolFrom(n, stream int) memory {
+	m := defaultMemory()
+	m.spoolFrom, m.streamFrom = n, stream
+	return m
 }
 
 // TestSpoolCataloguesSameAsMemory: every hostile case of both
@@ -26,19 +27,14 @@ func withSpoolFrom(t *testing.T, n int) {
 func TestSpoolCataloguesSameAsMemory(t *testing.T) {
 	cases := append(catalogue(t), catalogue19c(t)...)
 	for _, stream := range []int{100 << 20, 0} {
-		old := streamMinInput
-		streamMinInput = stream
 		for _, c := range cases {
 			in := c.input(t)
-			withSpoolFrom(t, 0)
-			code, out, errs := runFn(t, nil, in)
-			spoolMinInput = 1 << 40
-			mcode, mout, merrs := runFn(t, nil, in)
+			code, out, errs := runFnWith(t, spoolFrom(0, stream), nil, in)
+			mcode, mout, merrs := runFnWith(t, spoolFrom(1<<40, stream), nil, in)
 			if code != mcode || out != mout || errs != merrs {
-				t.Errorf("%s (streamMinInput %d): spooled: exit %d, %d bytes, stderr %q\nin memory: exit %d, %d bytes, stderr %q", c.name, stream, code, len(out), errs, mcode, len(mout), merrs)
+				t.Errorf("%s (streamFrom %d): spooled: exit %d, %d bytes, stderr %q\nin memory: exit %d, %d bytes, stderr %q", c.name, stream, code, len(out), errs, mcode, len(mout), merrs)
 			}
 		}
-		streamMinInput = old
 	}
 }
 
@@ -51,11 +47,9 @@ func spoolList() string {
 // read-only container), the text stays in memory: the same output, and
 // a line on stderr that says so.
 func TestSpoolUnavailable(t *testing.T) {
-	withSpoolFrom(t, 1<<40)
-	wcode, wout, _ := runFn(t, nil, spoolList())
-	withSpoolFrom(t, 0)
+	wcode, wout, _ := runFnWith(t, spoolFrom(1<<40, 100<<20), nil, spoolList())
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	code, out, errs := runFn(t, nil, spoolList())
+	code, out, errs := runFnWith(t, spoolFrom(0, 100<<20), nil, spoolList())
 	if code != wcode || out != wout || wcode != exitOK {
 		t.Fatalf("exit %d (want %d), output the same: %v", code, wcode, out == wout)
 	}
@@ -83,27 +77,25 @@ func (b brokenSpool) Close() error                            { return b.f.Close
 
 // TestSpoolFailsWithErrorResult: a spool that cannot be written (the
 // disk is full) or read back (an I/O error) ends the run with exit 3 and
-// a ResourceList that holds no items (some are stubs by then) and an
+// a ResourceList that holds no items (their text is lost) and an
 // error result naming the cause; never a panic (runFn fails on one) or a
-// list of stubs. The offset of the first read is not part of the cause:
+// list missing items. The offset of the first read is not part of the cause:
 // it is the spooled place of the first item in sorted order (a fresh
 // clone's CI run read Deployment web at 13988 first, not offset 0).
 func TestSpoolFailsWithErrorResult(t *testing.T) {
-	withSpoolFrom(t, 0)
 	for _, tc := range []struct {
 		writes bool
 		cause  string
 	}{{false, "writing to the spool: no space left on device"}, {true, "reading the spool at "}} {
-		old := newSpool
-		newSpool = func() (*resourcelist.Spool, error) {
+		mem := spoolFrom(0, 100<<20)
+		mem.newSpool = func() (*resourcelist.Spool, error) {
 			f, err := os.CreateTemp(t.TempDir(), "spool")
 			if err != nil {
 				return nil, err
 			}
 			return resourcelist.NewSpoolOn(brokenSpool{f, tc.writes}), nil
 		}
-		code, out, errs := runFn(t, nil, spoolList())
-		newSpool = old
+		code, out, errs := runFnWith(t, mem, nil, spoolList())
 		if code != exitProblem {
 			t.Fatalf("%s: exit %d, want %d; stderr %q", tc.cause, code, exitProblem, errs)
 		}

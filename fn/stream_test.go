@@ -4,6 +4,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 )
 
@@ -11,22 +12,21 @@ import (
 // catalogues exactly as before the streaming path (exit code, stdout and
 // stderr), whether it streamed the list or fell back to the whole parse,
 // and it streams most of them (kyaml-written lists), here whatever their
-// size (streamMinInput).
+// size (memory.streamFrom).
 func TestStreamCataloguesSameAsWhole(t *testing.T) {
-	streamMinInput = 0
-	defer func() { streamMinInput = 100 << 20 }()
+	stream, whole := defaultMemory(), defaultMemory()
+	stream.streamFrom = 0
+	whole.streamFrom, whole.streamJobSetsFrom = 1<<40, 1<<40
 	cases := append(catalogue(t), catalogue19c(t)...)
 	streamable := 0
 	for _, c := range cases {
 		in := c.input(t)
-		if _, _, err := transform.ParseStream([]byte(in)); err == nil {
+		if _, err := resourcelist.ParseLazy([]byte(in), transform.Keeps); err == nil {
 			streamable++
 		}
 		t.Run(c.name, func(t *testing.T) {
-			code, out, errs := runFn(t, nil, in)
-			streaming = false
-			defer func() { streaming = true }()
-			wcode, wout, werrs := runFn(t, nil, in)
+			code, out, errs := runFnWith(t, stream, nil, in)
+			wcode, wout, werrs := runFnWith(t, whole, nil, in)
 			if code != wcode || out != wout || errs != werrs {
 				t.Errorf("streaming: exit %d, %d bytes, stderr %q\nwhole:     exit %d, %d bytes, stderr %q", code, len(out), errs, wcode, len(wout), werrs)
 			}
@@ -38,33 +38,32 @@ func TestStreamCataloguesSameAsWhole(t *testing.T) {
 	t.Logf("%d of %d cases streamable", streamable, len(cases))
 }
 
-// TestStreamOnlyLargeInputs: below streamMinInput the list is read
-// whole (a list that could be streamed, and is at any size when the
-// threshold is 0).
+// TestStreamOnlyLargeInputs: below streamFrom the list is read whole
+// (a list that could be streamed, and is at any size when the threshold
+// is 0).
 func TestStreamOnlyLargeInputs(t *testing.T) {
-	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n"
-	if _, streamed := runKRMStream(nil, []byte(in), false, io.Discard, io.Discard); streamed {
-		t.Fatal("a small list was streamed")
+	in := []byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n")
+	mem := defaultMemory()
+	if mem.streams(in) {
+		t.Fatal("a small list is streamed")
 	}
-	streamMinInput = 0
-	defer func() { streamMinInput = 100 << 20 }()
+	mem.streamFrom = 0
 	p, err := transform.New(transform.Options{Seed: []byte(testSeed)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, streamed := runKRMStream(p, []byte(in), false, io.Discard, io.Discard); !streamed {
+	if _, _, done := renderLazy(p, mem, in, io.Discard); !mem.streams(in) || !done {
 		t.Fatal("not streamed with the threshold at 0")
 	}
 }
 
 // TestStreamJobSetLists: a list that is mostly Flux JobSets is streamed
-// from streamJobSetsMinInput; a list of ConfigMaps, or one like make
+// from streamJobSetsFrom; a list of ConfigMaps, or one like make
 // bench's mixes (about 12% of items marked for Flux), only from
-// streamMinInput.
+// streamFrom.
 func TestStreamJobSetLists(t *testing.T) {
-	old := streamJobSetsMinInput
-	streamJobSetsMinInput = 0
-	defer func() { streamJobSetsMinInput = old }()
+	mem := defaultMemory()
+	mem.streamJobSetsFrom = 0
 	list := func(flux, other int) []byte {
 		s := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
 		for range flux {
@@ -79,7 +78,7 @@ func TestStreamJobSetLists(t *testing.T) {
 		flux, other int
 		want        bool
 	}{{3, 0, true}, {1, 1, true}, {0, 4, false}, {1, 8, false}} {
-		if got := streamFor(list(tc.flux, tc.other)); got != tc.want {
+		if got := mem.streams(list(tc.flux, tc.other)); got != tc.want {
 			t.Errorf("%d Flux JobSets, %d ConfigMaps: streamed %v, want %v (share %.2f)", tc.flux, tc.other, got, tc.want, fluxShare(list(tc.flux, tc.other)))
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,27 +34,17 @@ const itemsKey = "items:\n"
 // Sort puts items in the order ToYAML writes them (apiVersion, kind,
 // namespace, name), keeping the input order of items that tie. Each key
 // is computed once: the SDK's sort computes both keys on every
-// comparison, which takes about a minute for 200,000 items.
+// comparison, which grows slow with large lists (docs/contributing/performance.md).
 func Sort(items fn.KubeObjects) {
-	sortBy(items, func(obj *fn.KubeObject) Meta { return obj })
-}
-
-// sortBy is Sort, reading each item's metadata through meta.
-func sortBy(items fn.KubeObjects, meta func(*fn.KubeObject) Meta) {
-	type keyed struct {
-		key string
-		obj *fn.KubeObject
-	}
-	ks := make([]keyed, len(items))
+	records := make([]*Record, len(items))
 	for i, it := range items {
-		// The SDK's own key, spaces included, so that the order is ToYAML's.
-		m := meta(it)
-		ks[i] = keyed{m.GetAPIVersion() + " " + m.GetKind() + " " + m.GetNamespace() + " " + m.GetName(), it}
+		records[i] = &Record{APIVersion: it.GetAPIVersion(), Kind: it.GetKind(), Namespace: it.GetNamespace(), Name: it.GetName()}
 	}
-	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
-	for i := range ks {
-		items[i] = ks[i].obj
+	sorted := make(fn.KubeObjects, 0, len(items))
+	for _, i := range sortedPositions(records) {
+		sorted = append(sorted, items[i])
 	}
+	copy(items, sorted)
 }
 
 // Encode returns rl as YAML. For items in the order Sort leaves them the

@@ -2,11 +2,11 @@ package resourcelist
 
 // Items parsed one at a time (issue 19, class 8). Parse builds the tree
 // of the whole list before the first item is read, and a tree takes
-// five to ten times its text. ParseLazy splits the list by byte offsets
+// several times its text. ParseLazy splits the list by byte offsets
 // (pkg/itemscan), reads only each item's apiVersion, kind and metadata
-// up front, into a stub (a record behind a poisoned shell, record.go,
-// read through Lazy.Meta), and parses an item whole only when it is asked
-// for (Lazy.Load): memory follows the items in use, not the list.
+// up front, into a record (record.go), and parses an item whole only
+// when it is asked for (Lazy.Item): memory follows the items in use, not
+// the list.
 //
 // Every item parsed alone must read as Parse reads it in the list.
 // ParseLazy and Load refuse (ErrUnsafe) whatever they cannot show to be
@@ -35,54 +35,41 @@ import (
 // the list must be parsed whole (with Parse) to be read right.
 var ErrUnsafe = errors.New("the list must be parsed whole")
 
-// Lazy holds the text of a list's items, each item not yet asked for
-// standing in the list as a shell (record.go): its stub's metadata is
-// a record, read through l.Meta, and its getters panic, so that a reader
-// that forgets the accessor fails loudly instead of reading "".
+// Lazy is the Source of a list read one item at a time: it holds the
+// text of the list's items and the record of each (Records), and parses
+// an item whole when Item asks for it.
 type Lazy struct {
 	in    []byte
 	split *itemscan.Split
-	keep  StubFilter
+	keep  RecordFilter
+	rest  *fn.ResourceList // the list without its items
 
-	mu    sync.Mutex
-	stubs map[*fn.KubeObject]*lazyStub // by shell
+	records []*Record
+
+	mu   sync.Mutex
+	sigs []*[sha256.Size]byte // by item; nil once loaded
 }
 
-// lazyStub is an item not loaded yet: the record of its stub, where it
-// is in the list, and the digest of its stub's signature (stubSignature
-// of the tree stub the record was read from), which the whole item must
-// match when it is loaded: every node's kind, tag and value, as the
-// tree stub compared before records, not only what the getters read.
-type lazyStub struct {
-	record
-	at  int
-	sig [sha256.Size]byte
-}
-
-// ParseLazy reads in as Parse does, except that each item is a shell
-// whose record holds its apiVersion, kind and metadata (labels and
-// annotations filtered by keep), read through l.Meta, until l.Load is
-// called on it.
-func ParseLazy(in []byte, keep StubFilter) (*fn.ResourceList, *Lazy, error) {
+// ParseLazy reads in as Parse does, except that of each item only the
+// record (its apiVersion, kind and metadata, labels and annotations
+// filtered by keep) is read, until Item is called on it. Each record
+// keeps the digest of its tree stub's signature (stubSignature), which
+// the whole item must match when it is loaded: every node's kind, tag
+// and value, not only what the record holds.
+func ParseLazy(in []byte, keep RecordFilter) (*Lazy, error) {
 	split, err := itemscan.Scan(in)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
 	}
 	rl, err := parseRest(split)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
 	}
-	l := &Lazy{in: in, split: split, keep: keep, stubs: make(map[*fn.KubeObject]*lazyStub, len(split.Items))}
-	stubs, err := l.stubsOf()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
+	l := &Lazy{in: in, split: split, keep: keep, rest: rl}
+	if err := l.readRecords(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
 	}
-	rl.Items = make(fn.KubeObjects, len(stubs))
-	for i, s := range stubs {
-		rl.Items[i] = &s.shell
-		l.stubs[&s.shell] = s
-	}
-	return rl, l, nil
+	return l, nil
 }
 
 // parseRest parses the list without its items, once it knows that a
@@ -103,39 +90,37 @@ func parseRest(split *itemscan.Split) (*fn.ResourceList, error) {
 	return Parse(split.Rest)
 }
 
-// stubsOf makes every item's stub, on all CPUs, each parser sharing the
-// strings of its stubs through an interner of its own.
-func (l *Lazy) stubsOf() ([]*lazyStub, error) {
-	stubs := make([]*lazyStub, len(l.split.Items))
-	errs := make([]error, len(stubs))
+// readRecords makes every item's record and signature digest, on all
+// CPUs, each parser sharing the strings of its records through an
+// interner of its own.
+func (l *Lazy) readRecords() error {
+	n := len(l.split.Items)
+	l.records, l.sigs = make([]*Record, n), make([]*[sha256.Size]byte, n)
+	errs := make([]error, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(stubs)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
 			in := interner{}
-			for i := int(next.Add(1)) - 1; i < len(stubs); i = int(next.Add(1)) - 1 {
-				stubs[i], errs[i] = l.stubOf(i, in)
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				obj, err := l.headOf(i)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				stub := treeStub(obj, l.keep)
+				sig := signatureDigest(stub)
+				l.records[i], l.sigs[i] = recordOf(stub, in), &sig
 			}
 		})
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("items[%d]: %w", i, err)
+			return fmt.Errorf("items[%d]: %w", i, err)
 		}
 	}
-	return stubs, nil
-}
-
-// stubOf parses only the apiVersion, kind and metadata of item i when its
-// lines show where they are, else the whole item, and returns its stub.
-func (l *Lazy) stubOf(i int, in interner) (*lazyStub, error) {
-	obj, err := l.headOf(i)
-	if err != nil {
-		return nil, err
-	}
-	stub := Stub(obj, l.keep)
-	return &lazyStub{record: *recordOf(stub, in), at: i, sig: signatureDigest(stub)}, nil
+	return nil
 }
 
 // headOf is item i's apiVersion, kind and metadata parsed alone when its
@@ -221,30 +206,31 @@ func hasComments(n *yaml.Node) bool {
 	return false
 }
 
-// Load returns the whole item a shell of l stands for, parsed from its
-// text; ok is false for an object that is not such a shell (already
-// loaded, or never one). Each shell is loaded at most once; its record
-// is dropped then.
-func (l *Lazy) Load(shell *fn.KubeObject) (obj *fn.KubeObject, ok bool, err error) {
+// Records is the record of every item, in list order.
+func (l *Lazy) Records() []*Record { return l.records }
+
+// FunctionConfig is the list's functionConfig.
+func (l *Lazy) FunctionConfig() *fn.KubeObject { return l.rest.FunctionConfig }
+
+// Results are the results the list holds (an earlier function's).
+func (l *Lazy) Results() fn.Results { return l.rest.Results }
+
+// Item parses item i whole from its text. Each item is parsed at most
+// once: asked for again, it is an error.
+func (l *Lazy) Item(i int) (*fn.KubeObject, error) {
 	l.mu.Lock()
-	s, ok := l.stubs[shell]
-	delete(l.stubs, shell)
+	sig := l.sigs[i]
+	l.sigs[i] = nil
 	l.mu.Unlock()
-	if !ok {
-		return nil, false, nil
+	if sig == nil {
+		return nil, fmt.Errorf("items[%d] was already taken", i)
 	}
-	obj, err = l.load(s)
-	if err != nil {
-		return nil, true, err
-	}
-	return obj, true, nil
+	return l.load(i, sig)
 }
 
-// load parses item s.at whole and checks it against its stub: the tree
-// stub of the whole item must have the signature of the one s was read
-// from.
-func (l *Lazy) load(s *lazyStub) (*fn.KubeObject, error) {
-	i := s.at
+// load parses item i whole and checks it against its record: its tree
+// stub must have the signature the record was read with.
+func (l *Lazy) load(i int, sig *[sha256.Size]byte) (*fn.KubeObject, error) {
 	obj, err := l.parseItem(i)
 	if err != nil {
 		return nil, fmt.Errorf("%w: items[%d]: %w", ErrUnsafe, i, err)
@@ -252,47 +238,25 @@ func (l *Lazy) load(s *lazyStub) (*fn.KubeObject, error) {
 	if why := unsplittable(nodeOf(obj)); why != "" {
 		return nil, fmt.Errorf("%w: items[%d] %s", ErrUnsafe, i, why)
 	}
-	if signatureDigest(Stub(obj, l.keep)) != s.sig {
+	if signatureDigest(treeStub(obj, l.keep)) != *sig {
 		return nil, fmt.Errorf("%w: items[%d]: its metadata read alone differs from the item's", ErrUnsafe, i)
 	}
 	return obj, nil
 }
 
-// IsStub reports whether obj is a shell of l not loaded yet.
-func (l *Lazy) IsStub(obj *fn.KubeObject) bool {
+// Finish loads (and drops) every item not taken, on all CPUs: an item
+// the caller never needed whole (one replaced in the list) must still
+// read as it does in the whole list, or the list must be parsed whole.
+func (l *Lazy) Finish() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.stubs[obj]
-	return ok
-}
-
-// Meta is what to read obj's metadata through: its record when obj is a
-// shell of l not loaded yet, else obj itself (l may be nil: nothing is
-// a shell).
-func (l *Lazy) Meta(obj *fn.KubeObject) Meta {
-	if l == nil {
-		return obj
+	var rest []int
+	for i, sig := range l.sigs {
+		if sig != nil {
+			rest = append(rest, i)
+		}
 	}
-	l.mu.Lock()
-	s, ok := l.stubs[obj]
-	l.mu.Unlock()
-	if ok {
-		return &s.record
-	}
-	return obj
-}
-
-// Verify loads (and drops) every item not loaded yet, on all CPUs: an
-// item the caller never needed whole (one replaced in the list) must
-// still read as it does in the whole list, or the list must be parsed
-// whole.
-func (l *Lazy) Verify() error {
-	l.mu.Lock()
-	rest := make([]*lazyStub, 0, len(l.stubs))
-	for _, s := range l.stubs {
-		rest = append(rest, s)
-	}
-	clear(l.stubs)
+	sigs := l.sigs
+	l.sigs = make([]*[sha256.Size]byte, len(sigs))
 	l.mu.Unlock()
 	errs := make([]error, len(rest))
 	var next atomic.Int64
@@ -300,12 +264,15 @@ func (l *Lazy) Verify() error {
 	for range min(runtime.GOMAXPROCS(0), len(rest)) {
 		wg.Go(func() {
 			for k := int(next.Add(1)) - 1; k < len(rest); k = int(next.Add(1)) - 1 {
-				_, errs[k] = l.load(rest[k])
+				_, errs[k] = l.load(rest[k], sigs[rest[k]])
 			}
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("checking the items never taken: %w", err)
+	}
+	return nil
 }
 
 // unsplittable says why an item parsed alone may not read as it does in

@@ -7,51 +7,29 @@ import (
 	"testing"
 )
 
-// Issue 19, class 8: an item of a Lazy not loaded yet is a shell and a
-// record too. A reader that forgets the accessor (Lazy.Meta, through
-// pkg/transform's compacting.meta) must fail, not read "".
+// Issue 19, class 8: a Lazy's records read the items' metadata before
+// any item is parsed whole, and each item is taken once.
 
-// TestLazyShellPanics: every SDK getter and setter the function uses,
-// and every use of the tree, panic on a Lazy's shell; its record reads
-// the item's metadata, and the shell still loads whole afterwards. Once
-// loaded, the shell is no stub of l: Meta gives the shell itself.
-func TestLazyShellPanics(t *testing.T) {
-	for name, read := range shellUses {
-		rl, l, err := ParseLazy([]byte(stubItem), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shell := rl.Items[0]
-		if !l.IsStub(shell) || shell.IsEmpty() || l.Meta(shell).IsEmpty() {
-			t.Errorf("IsStub %v; IsEmpty: the shell's %v, its record's %v; want true, false, false", l.IsStub(shell), shell.IsEmpty(), l.Meta(shell).IsEmpty())
-		}
-		if !panics(func() { read(shell) }) {
-			t.Errorf("%s on a Lazy's shell did not panic", name)
-		}
-		if m := l.Meta(shell); m.GetName() != "cfd-00000" || m.GetKind() != "JobSet" {
-			t.Errorf("after %s, the record reads %s %s", name, m.GetKind(), m.GetName())
-		}
-		obj, ok, err := l.Load(shell)
-		if err != nil || !ok || obj.GetName() != "cfd-00000" {
-			t.Fatalf("after %s, Load: ok %v, %v", name, ok, err)
-		}
-		if l.IsStub(shell) || l.Meta(shell) != Meta(shell) {
-			t.Errorf("after Load, the shell is still read through its record")
-		}
-	}
-	rl, l, err := ParseLazy([]byte(stubItem), nil)
+// TestLazyTakesOnce: the record of a Lazy's item reads its metadata; the
+// item loads whole once, and asked for again it is an error; Finish
+// checks only the items never taken.
+func TestLazyTakesOnce(t *testing.T) {
+	l, err := ParseLazy([]byte(stubItem), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	shell := rl.Items[0]
-	if _, ok, err := l.Load(shell); !ok || err != nil {
-		t.Fatalf("Load: ok %v, %v", ok, err)
+	if r := l.Records()[0]; r.Name != "cfd-00000" || r.Kind != "JobSet" || r.Annotation("flux-framework.org/enabled") != "true" {
+		t.Errorf("the record reads %s %s %v", r.Kind, r.Name, r.Annotations())
 	}
-	if !panics(func() { l.Meta(shell).GetName() }) {
-		t.Error("a loaded shell read through Meta reads as an object")
+	obj, err := l.Item(0)
+	if err != nil || obj.GetName() != "cfd-00000" || obj.GetAnnotation("flux-framework.org/tasks-per-node") != "2" {
+		t.Fatalf("Item: %v", err)
 	}
-	if !panics(func() { poison.GetKind() }) {
-		t.Error("poison was changed: a shell made now reads as an object")
+	if _, err := l.Item(0); err == nil || !strings.Contains(err.Error(), "already taken") {
+		t.Errorf("Item taken twice: %v", err)
+	}
+	if err := l.Finish(); err != nil {
+		t.Errorf("Finish: %v", err)
 	}
 }
 
@@ -59,7 +37,7 @@ func TestLazyShellPanics(t *testing.T) {
 // changes once its stub is made.
 const lazyCheckList = header + itemsKey + "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: \"12\"\n    uid: a1\n    labels: {a: b}\n  data: {k: v}\n"
 
-// TestLazyLoadRefusesOtherMetadata: Load and Verify refuse (ErrUnsafe)
+// TestLazyLoadRefusesOtherMetadata: Item and Finish refuse (ErrUnsafe)
 // an item whose metadata read whole differs from what its stub read
 // alone, the text changed under the Lazy standing for a head parse that
 // reads otherwise: a name, a label, a tag alone, and a field of the
@@ -83,7 +61,7 @@ func TestLazyLoadRefusesOtherMetadata(t *testing.T) {
 	for _, tc := range cases {
 		for _, verify := range []bool{false, true} {
 			in := []byte(lazyCheckList)
-			rl, l, err := ParseLazy(in, nil)
+			l, err := ParseLazy(in, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,14 +74,15 @@ func TestLazyLoadRefusesOtherMetadata(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got, want := metaReads(newRecord(whole.Items[0], nil, interner{}), whole.Items[0]), metaReads(l.Meta(rl.Items[0]), whole.Items[0]); got != want {
+				stub := treeStub(whole.Items[0], nil)
+				if got, want := recordReads(NewRecorder(nil).Record(whole.Items[0]), stub), recordReads(l.Records()[0], stub); got != want {
 					t.Fatalf("uid: the getters read differently:\n%s\n%s", got, want)
 				}
 			}
 			if verify {
-				err = l.Verify()
+				err = l.Finish()
 			} else {
-				_, _, err = l.Load(rl.Items[0])
+				_, err = l.Item(0)
 			}
 			refused := errors.Is(err, ErrUnsafe) && strings.Contains(err.Error(), "its metadata read alone differs from the item's")
 			if refused != tc.refused || !refused && err != nil {

@@ -23,7 +23,7 @@ var ErrNotResourceList = errors.New("the input is not a ResourceList")
 
 // maxAliasNodes bounds the nodes that expanding aliases across items may
 // add: far more than any package shares, far less than the memory of the
-// machine (a node is about 150 bytes).
+// machine.
 const maxAliasNodes = 1 << 20
 
 // IsResourceList reports whether the first YAML document of in is a map

@@ -1,14 +1,10 @@
 package resourcelist
 
-// A compacted item's metadata as Go values (issue 19, class 8). Once
-// the text is spooled, what memory grows with is one stub per output
-// item until the sorted list is written. A stub as a go-yaml tree (Stub)
-// is a dozen nodes of 160 bytes each for a kpt-placed JobSet; a record
-// holds the same metadata as strings, a few hundred bytes, and the list
-// holds a shell in its place: an fn.KubeObject whose tree is poison, so
-// that every getter and setter panics (TestShellPanics) and a reader
-// that forgets the accessor (Compactor.Meta) fails loudly instead of
-// reading "".
+// An item's metadata as Go values. While the items are text (the input
+// read lazily, the output spooled), what memory grows with is one record
+// per item: a record holds the metadata the function reads as strings,
+// where the same metadata as a go-yaml tree is a dozen nodes for a
+// kpt-placed JobSet (docs/contributing/performance.md, "Memory").
 
 import (
 	"maps"
@@ -18,64 +14,45 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Meta is what the function reads, and the one thing it writes, of an
-// item's metadata once the item may be a stub: an fn.KubeObject has it,
-// and so does a stub's record. Compactor.Meta gives the one to read.
-type Meta interface {
-	GetAPIVersion() string
-	GetKind() string
-	GetName() string
-	GetNamespace() string
-	GetAnnotations() map[string]string
-	GetAnnotation(k string) string
-	GetLabels() map[string]string
-	GetLabel(k string) string
-	IsLocalConfig() bool
-	PathAnnotation() string
-	IndexAnnotation() int
-	IsEmpty() bool
-	SetAnnotation(k, v string) error
-}
-
-// record is a stub's metadata and where its piece is. shell is what
-// stands for the item in the list; the Compactor finds the record by the
-// shell's address.
+// Record is an item's metadata as plain values: what indexing, orphan
+// pruning, kpt placement, sorting and results read of an item. Its
+// labels and annotations are those its Recorder's filter keeps.
 //
-// Each field holds what the SDK's getter returned on the item's tree
-// stub (Stub, filtered by the StubFilter), so a record answers as that
-// stub did, quirks included: pairs[:labels] are GetLabels, the next
-// annotations pairs GetAnnotations, and any pairs after them say where
-// GetLabel or GetAnnotation of a key differs from the map's value (a
-// value not tagged as a string, a key written twice), keyed by
-// labelKey or annotationKey.
-type record struct {
-	shell fn.KubeObject
+// Each value is what the SDK's getter returns on the item's tree stub
+// (treeStub, filtered), so a record answers as the item does, quirks
+// included: pairs[:labels] are Labels, the next annotations pairs
+// Annotations, and any pairs after them say where Label or Annotation
+// of a key differs from the map's value (a value not tagged as a string,
+// a key written twice), keyed by labelKey or annotationKey.
+type Record struct {
+	APIVersion, Kind, Namespace, Name string
 
-	apiVersion, kind, namespace, name string
-	pairs                             []pair
-	span
+	pairs               []pair
 	labels, annotations uint32
 }
 
-// poison is every shell's object: a map whose one key and value are nil
-// nodes. The SDK reads and writes a field by looking at each key of the
-// map, so every getter and setter panics on it, and so does every walk
-// of the tree (nodeOf, encoding, copying). A shell with no tree at all
-// would not do: the SDK reads "" from it for some getters, and a setter
-// gives it a tree of its own, silently. Nothing can write poison: a write
-// panics before it changes anything.
-var poison = newPoison()
+// RecordFilter says which labels and annotations (field is "labels" or
+// "annotations") a record keeps; nil keeps them all.
+type RecordFilter func(field, key string) bool
 
-// newPoison makes poison. The SDK reads a new object's group, version
-// and kind: the map is poisoned once the object holds it.
-func newPoison() *fn.KubeObject {
-	n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
-	obj := fn.MoveToKubeObject(yaml.NewRNode(n))
-	n.Content = []*yaml.Node{nil, nil}
-	return obj
+// Recorder makes records, sharing the strings that repeat across them.
+// It is not safe for concurrent use.
+type Recorder struct {
+	keep    RecordFilter
+	strings interner
+}
+
+// NewRecorder returns a Recorder whose records keep the labels and
+// annotations keep allows.
+func NewRecorder(keep RecordFilter) *Recorder {
+	return &Recorder{keep: keep, strings: interner{}}
+}
+
+// Record is obj's record.
+func (rc *Recorder) Record(obj *fn.KubeObject) *Record {
+	return recordOf(treeStub(obj, rc.keep), rc.strings)
 }
 
 // pair is one label or annotation.
@@ -92,8 +69,8 @@ const (
 
 // interner shares the strings a stub holds that repeat across items
 // (apiVersion, kind, namespace, keys and short values), whose vocabulary
-// does not grow with the list as names and paths do. Its caller holds
-// the Compactor's lock (a Lazy gives each of its parsers its own).
+// does not grow with the list as names and paths do. A Recorder has
+// one; a Lazy gives each of its parsers its own.
 type interner map[string]string
 
 // of returns the shared copy of s.
@@ -109,21 +86,14 @@ func (in interner) of(s string) string {
 // "0", "jobset-flux" repeat; a name or a path does not.
 const shortValue = 16
 
-// newRecord is the record of obj's stub: Stub(obj, keep) read through
-// the SDK's getters, whose tree is then dropped.
-func newRecord(obj *fn.KubeObject, keep StubFilter, in interner) *record {
-	return recordOf(Stub(obj, keep), in)
-}
-
-// recordOf is the record of a tree stub (Stub), read through the SDK's
+// recordOf is the record of a tree stub (treeStub), read through the SDK's
 // getters.
-func recordOf(stub *fn.KubeObject, in interner) *record {
-	r := &record{
-		shell:      *poison,
-		apiVersion: in.of(stub.GetAPIVersion()),
-		kind:       in.of(stub.GetKind()),
-		namespace:  in.of(stub.GetNamespace()),
-		name:       stub.GetName(),
+func recordOf(stub *fn.KubeObject, in interner) *Record {
+	r := &Record{
+		APIVersion: in.of(stub.GetAPIVersion()),
+		Kind:       in.of(stub.GetKind()),
+		Namespace:  in.of(stub.GetNamespace()),
+		Name:       stub.GetName(),
 	}
 	labels, annotations := stub.GetLabels(), stub.GetAnnotations()
 	r.pairs = make([]pair, 0, len(labels)+len(annotations))
@@ -163,31 +133,27 @@ func appendPairs(pairs []pair, m map[string]string, in interner) []pair {
 	return pairs
 }
 
-func (r *record) GetAPIVersion() string { return r.apiVersion }
-func (r *record) GetKind() string       { return r.kind }
-func (r *record) GetName() string       { return r.name }
-func (r *record) GetNamespace() string  { return r.namespace }
-
 // labelPairs and annotationPairs are the maps, as pairs; oddPairs the
 // pairs after them (labelKey, annotationKey, emptyKey).
-func (r *record) labelPairs() []pair { return r.pairs[:r.labels] }
-func (r *record) annotationPairs() []pair {
+func (r *Record) labelPairs() []pair { return r.pairs[:r.labels] }
+func (r *Record) annotationPairs() []pair {
 	return r.pairs[r.labels : r.labels+r.annotations]
 }
-func (r *record) oddPairs() []pair { return r.pairs[r.labels+r.annotations:] }
+func (r *Record) oddPairs() []pair { return r.pairs[r.labels+r.annotations:] }
 
-// GetLabels is a new map on every call, as the SDK's.
-func (r *record) GetLabels() map[string]string { return pairMap(r.labelPairs()) }
+// Labels is a new map on every call, as the SDK's GetLabels.
+func (r *Record) Labels() map[string]string { return pairMap(r.labelPairs()) }
 
-// GetAnnotations is a new map on every call, as the SDK's.
-func (r *record) GetAnnotations() map[string]string { return pairMap(r.annotationPairs()) }
+// Annotations is a new map on every call, as the SDK's GetAnnotations.
+func (r *Record) Annotations() map[string]string { return pairMap(r.annotationPairs()) }
 
-func (r *record) GetLabel(k string) string      { return r.get(r.labelPairs(), labelKey, k) }
-func (r *record) GetAnnotation(k string) string { return r.get(r.annotationPairs(), annotationKey, k) }
+// Label and Annotation are the SDK's GetLabel and GetAnnotation.
+func (r *Record) Label(k string) string      { return r.get(r.labelPairs(), labelKey, k) }
+func (r *Record) Annotation(k string) string { return r.get(r.annotationPairs(), annotationKey, k) }
 
 // get is the value of key k in pairs, unless a pair after the maps says
 // the getter reads another (odd is labelKey or annotationKey).
-func (r *record) get(pairs []pair, odd, k string) string {
+func (r *Record) get(pairs []pair, odd, k string) string {
 	for _, p := range r.oddPairs() {
 		if strings.HasPrefix(p.key, odd) && p.key[len(odd):] == k {
 			return p.value
@@ -201,23 +167,27 @@ func (r *record) get(pairs []pair, odd, k string) string {
 	return ""
 }
 
-// IsEmpty is the SDK's IsEmpty of the stub's tree: true when the item
+// Empty is the SDK's IsEmpty of the stub's tree: true when the item
 // has none of the fields a stub keeps.
-func (r *record) IsEmpty() bool {
+func (r *Record) Empty() bool {
 	return slices.Contains(r.oddPairs(), pair{key: emptyKey})
 }
 
-// IsLocalConfig, PathAnnotation and IndexAnnotation are the SDK's, over
-// GetAnnotation.
-func (r *record) IsLocalConfig() bool {
-	v := r.GetAnnotation(fn.KptLocalConfig)
+// LocalConfig, Path and Index are the SDK's IsLocalConfig,
+// PathAnnotation and IndexAnnotation, over Annotation.
+//
+// LocalConfig reports whether kpt's local-config annotation is set.
+func (r *Record) LocalConfig() bool {
+	v := r.Annotation(fn.KptLocalConfig)
 	return v != "" && v != "false"
 }
 
-func (r *record) PathAnnotation() string { return r.GetAnnotation(kioutil.PathAnnotation) }
+// Path is kpt's path annotation.
+func (r *Record) Path() string { return r.Annotation(kioutil.PathAnnotation) }
 
-func (r *record) IndexAnnotation() int {
-	v := r.GetAnnotation(kioutil.IndexAnnotation)
+// Index is kpt's index annotation, -1 when it has none.
+func (r *Record) Index() int {
+	v := r.Annotation(kioutil.IndexAnnotation)
 	if v == "" {
 		return -1
 	}
@@ -228,19 +198,25 @@ func (r *record) IndexAnnotation() int {
 // SetAnnotation sets an annotation, as the SDK's does on a tree: the
 // value is replaced or the key added, and the getters read v from then
 // on. The item's piece is not changed: the caller encodes the item again
-// (Compactor.Recompact), as pkg/transform's uniquePaths does.
-func (r *record) SetAnnotation(k, v string) error {
+// (Sink.Edit), as pkg/transform's uniquePaths does.
+func (r *Record) SetAnnotation(k, v string) error {
 	if k == fn.UpstreamIdentifier {
 		return fn.ErrAttemptToTouchUpstreamIdentifier{}
 	}
 	odd := r.oddPairs()
 	odd = slices.DeleteFunc(slices.Clone(odd), func(p pair) bool { return p.key == annotationKey+k || p.key == emptyKey })
-	annotations := r.GetAnnotations()
+	annotations := r.Annotations()
 	annotations[k] = v
 	pairs := append(slices.Clone(r.labelPairs()), appendPairs(nil, annotations, interner{})...)
 	r.pairs = append(pairs, odd...)
 	r.annotations = uint32(len(annotations))
 	return nil
+}
+
+// sortKey is the key ToYAML sorts items by: the SDK's own, spaces
+// included.
+func (r *Record) sortKey() string {
+	return r.APIVersion + " " + r.Kind + " " + r.Namespace + " " + r.Name
 }
 
 // pairMap is pairs as a map.

@@ -1,10 +1,10 @@
 package resourcelist
 
-// The spool (issue 19, class 8): the encoded pieces of a Compactor in a
+// The spool (issue 19, class 8): the encoded pieces of a SpoolSink in a
 // temporary file instead of memory. The list is written sorted, so no
 // piece can be written before every item is known; held in memory, the
-// pieces made the function's memory grow with its whole output (803 MiB
-// at 50,000 Flux JobSets). In a file they cost the page cache, which the
+// pieces made the function's memory grow with its whole output
+// (docs/contributing/performance.md, "Memory"). In a file they cost the page cache, which the
 // kernel can write back and drop, not the process's heap. The file is
 // unlinked as soon as it is created, so it is gone when the process ends
 // however it ends; only the open descriptor keeps it.
@@ -17,14 +17,14 @@ import (
 	"os"
 )
 
-// Spool is a temporary file for a Compactor's pieces; see
-// NewSpooledCompactor.
+// Spool is a temporary file for a SpoolSink's pieces; see
+// NewSpoolSink.
 type Spool struct {
 	s *spool
 }
 
 // spool is the file, a buffered writer appending to it, and the offset
-// the next piece goes to. Pieces are appended under the Compactor's lock
+// the next piece goes to. Pieces are appended under the SpoolSink's lock
 // and read back (ReadAt) only after flush.
 type spool struct {
 	f   SpoolFile

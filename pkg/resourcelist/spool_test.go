@@ -14,7 +14,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
-// Issue 19, class 8: the Compactor's pieces in a temporary file. Every
+// Issue 19, class 8: a SpoolSink's pieces in a temporary file. Every
 // way the file can fail ends in an error that names the item and wraps
 // the cause, never a panic, and nothing is written when the failure is
 // known before the first byte (Close).
@@ -41,19 +41,25 @@ func spoolList(t *testing.T, n, size int) (string, []byte) {
 	return b.String(), want.Bytes()
 }
 
-// spoolWrite compacts every item of in into c, sorts and writes it.
-func spoolWrite(t *testing.T, in string, c *Compactor) ([]byte, error) {
+// spoolPut puts every item of in into s.
+func spoolPut(t *testing.T, in string, s Sink) {
 	t.Helper()
 	rl, err := Parse([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
+	rc := NewRecorder(nil)
 	for i, it := range rl.Items {
-		rl.Items[i] = c.Compact(it)
+		s.Put(i, rc.Record(it), it)
 	}
-	c.Sort(rl.Items)
+}
+
+// spoolWrite puts every item of in into s and writes it.
+func spoolWrite(t *testing.T, in string, s Sink) ([]byte, error) {
+	t.Helper()
+	spoolPut(t, in, s)
 	var out bytes.Buffer
-	err = WriteCompacted(&out, rl, c)
+	err := s.Write(&out, nil, nil)
 	return out.Bytes(), err
 }
 
@@ -72,9 +78,12 @@ func TestSpoolSameBytes(t *testing.T) {
 		if left, _ := os.ReadDir(dir); len(left) != 0 {
 			t.Fatalf("the spool's file is still in %s: %v", dir, left)
 		}
-		got, err := spoolWrite(t, in, NewSpooledCompactor(nil, sp))
+		got, err := spoolWrite(t, in, NewSpoolSink(sp))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("size %d: %v; spooled output differs from Write's (%d vs %d bytes)", size, err, len(got), len(want))
+		}
+		if got, err := spoolWrite(t, in, NewMemorySink()); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("size %d: %v; a MemorySink's output differs from Write's (%d vs %d bytes)", size, err, len(got), len(want))
 		}
 	}
 }
@@ -138,16 +147,16 @@ func (ff *failingFile) Close() error {
 
 // TestSpoolWriteFails: a spool that cannot be written, when a piece is
 // added (larger than the buffer) or when the buffer is flushed at Close
-// (small pieces), makes WriteCompacted fail before it writes a byte,
+// (small pieces), makes Write fail before it writes a byte,
 // with the item and the cause; the file is closed.
 func TestSpoolWriteFails(t *testing.T) {
 	for _, size := range []int{10, 3 << 20} {
 		in, _ := spoolList(t, 3, size)
 		ff := newFailingFile(t)
 		ff.writable = 0
-		got, err := spoolWrite(t, in, NewSpooledCompactor(nil, NewSpoolOn(ff)))
+		got, err := spoolWrite(t, in, NewSpoolSink(NewSpoolOn(ff)))
 		if err == nil || !errors.Is(err, errDisk) || !strings.Contains(err.Error(), "writing to the spool") || len(got) != 0 {
-			t.Fatalf("size %d: WriteCompacted: %v, wrote %d bytes", size, err, len(got))
+			t.Fatalf("size %d: Write: %v, wrote %d bytes", size, err, len(got))
 		}
 		if size > 1<<20 && !strings.Contains(err.Error(), "ConfigMap cm-") {
 			t.Errorf("the error does not name the item: %v", err)
@@ -159,7 +168,7 @@ func TestSpoolWriteFails(t *testing.T) {
 }
 
 // TestSpoolReadFails: a spool that cannot be read back (an I/O error, or
-// a short read) makes WriteCompacted fail with the item and the cause.
+// a short read) makes Write fail with the item and the cause.
 func TestSpoolReadFails(t *testing.T) {
 	in, _ := spoolList(t, 3, 100)
 	for _, short := range []bool{false, true} {
@@ -169,13 +178,13 @@ func TestSpoolReadFails(t *testing.T) {
 		} else {
 			ff.failReadAt = 0
 		}
-		_, err := spoolWrite(t, in, NewSpooledCompactor(nil, NewSpoolOn(ff)))
+		_, err := spoolWrite(t, in, NewSpoolSink(NewSpoolOn(ff)))
 		want := error(syscall.EIO)
 		if short {
 			want = io.ErrUnexpectedEOF
 		}
 		if err == nil || !errors.Is(err, want) || !strings.Contains(err.Error(), "reading the spool") || !strings.Contains(err.Error(), "ConfigMap cm-") {
-			t.Fatalf("short %v: WriteCompacted: %v", short, err)
+			t.Fatalf("short %v: Write: %v", short, err)
 		}
 		if !ff.closed {
 			t.Error("the spool's file was not closed")
@@ -183,39 +192,39 @@ func TestSpoolReadFails(t *testing.T) {
 	}
 }
 
-// TestSpoolRecompact: Recompact reads a piece back from the spool and
-// writes the edited one to it; a read error is returned with the cause.
-func TestSpoolRecompact(t *testing.T) {
+// TestSpoolEdit: Edit reads a piece back from the spool and writes the
+// edited one to it; a read error is returned with the cause. A
+// MemorySink edits its tree.
+func TestSpoolEdit(t *testing.T) {
 	in, _ := spoolList(t, 2, 100)
 	for _, fail := range []bool{false, true} {
 		ff := newFailingFile(t)
-		c := NewSpooledCompactor(nil, NewSpoolOn(ff))
-		rl, err := Parse([]byte(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, it := range rl.Items {
-			rl.Items[i] = c.Compact(it)
-		}
+		s := NewSpoolSink(NewSpoolOn(ff))
+		spoolPut(t, in, s)
 		if fail {
 			ff.failReadAt = 0
 		}
-		next, err := c.Recompact(rl.Items[0], func(o *fn.KubeObject) { o.SetAnnotation("moved", "yes") })
+		err := s.Edit(0, func(o *fn.KubeObject) { o.SetAnnotation("moved", "yes") })
 		if fail {
 			if err == nil || !errors.Is(err, syscall.EIO) {
-				t.Fatalf("Recompact on a failing spool: %v", err)
+				t.Fatalf("Edit on a failing spool: %v", err)
 			}
-			c.Release()
+			s.Release()
 			continue
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		rl.Items[0] = next
 		var out bytes.Buffer
-		if err := WriteCompacted(&out, rl, c); err != nil || !strings.Contains(out.String(), "moved: yes") {
-			t.Fatalf("after Recompact: %v\n%s", err, out.String())
+		if err := s.Write(&out, nil, nil); err != nil || !strings.Contains(out.String(), "moved: yes") {
+			t.Fatalf("after Edit: %v\n%s", err, out.String())
 		}
+	}
+	for _, s := range []Sink{NewSpoolSink(nil), NewMemorySink()} {
+		if err := s.Edit(3, func(*fn.KubeObject) {}); err == nil || !strings.Contains(err.Error(), "no item was put at 3") {
+			t.Errorf("%T: Edit where nothing was put: %v", s, err)
+		}
+		s.Release()
 	}
 }
 
@@ -242,16 +251,15 @@ items:
     replicatedJobs: []
 `
 
-// TestStubSize: what a stub of a kpt-placed JobSet costs once the text
-// is spooled (the part of memory that grows with the list), with the
-// filter pkg/transform uses: apiVersion, kind, name, namespace, the Flux
-// annotation and the four placement annotations. 10,000 copies of the
-// item are compacted into a spooled Compactor and the live heap measured
-// once they are encoded and their trees gone: the shell, the record, its
-// pairs and the Compactor's entry for it. The bound holds it near the
-// figure of docs/contributing/performance.md ("Memory"); a stub as a go-yaml tree
-// (Stub) took 2,244 bytes.
-func TestStubSize(t *testing.T) {
+// TestRecordSize: what an item put in a SpoolSink costs once its text is
+// spooled (the part of memory that grows with the list), with a filter
+// like pkg/transform's: apiVersion, kind, name, namespace, the Flux
+// annotation and the four placement annotations. 10,000 copies of a
+// kpt-placed JobSet are put and the live heap measured once they are
+// encoded and their trees gone: the record, its pairs and the sink's
+// entry. The bound holds it near the figure of docs/contributing/performance.md
+// ("Memory").
+func TestRecordSize(t *testing.T) {
 	rl, err := Parse([]byte(stubItem))
 	if err != nil {
 		t.Fatal(err)
@@ -263,29 +271,28 @@ func TestStubSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewSpooledCompactor(keep, sp)
-	defer c.Release()
+	s := NewSpoolSink(sp)
+	defer s.Release()
+	rc := NewRecorder(keep)
 	const n = 10000
 	before := liveHeap()
-	stubs := make([]*fn.KubeObject, n)
-	for i := range stubs {
-		stubs[i] = rl.Items[0].Copy()
+	records := make([]*Record, n)
+	for i := range records {
+		obj := rl.Items[0].Copy()
+		records[i] = rc.Record(obj)
+		s.Put(i, records[i], obj)
 	}
-	for i := range stubs {
-		stubs[i] = c.Compact(stubs[i])
-	}
-	if err := c.Close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The copies' trees are garbage now: what is left is the stubs (and
-	// the slice that holds them, 8 bytes each).
+	// The copies' trees are garbage now: what is left is the records,
+	// the entries (and the slices that hold them, 8 bytes each).
 	per := float64(liveHeap()-before) / n
-	m := c.Meta(stubs[n-1])
-	if got := m.GetAnnotation("internal.config.kubernetes.io/path"); got != "team-14/cfd-00000/jobset.yaml" || c.Meta(stubs[0]).GetNamespace() != "team-14" {
-		t.Fatalf("the stub lost its metadata: %q %v", got, m.GetAnnotations())
+	if r := records[n-1]; r.Annotation("internal.config.kubernetes.io/path") != "team-14/cfd-00000/jobset.yaml" || records[0].Namespace != "team-14" {
+		t.Fatalf("the record lost its metadata: %v", r.Annotations())
 	}
-	t.Logf("a stub of a kpt-placed JobSet takes %.0f bytes", per)
+	t.Logf("an item put of a kpt-placed JobSet takes %.0f bytes", per)
 	if per > 500 {
-		t.Errorf("a stub takes %.0f bytes, over 500", per)
+		t.Errorf("an item put takes %.0f bytes, over 500", per)
 	}
 }

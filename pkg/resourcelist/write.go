@@ -104,9 +104,8 @@ const resultsKey = "results:\n"
 // a time. The SDK turns each result into nodes on its own and the
 // emitter writes each entry in the same column and context whatever
 // the others are, so the text is the same; but encoded as one document
-// the emitter keeps every event until the end, and it did so when every
-// stub of the list was still held: 60 MB at 10,000 Flux JobSets, a
-// quarter of the live heap at the peak (docs/contributing/performance.md, "Memory").
+// the emitter keeps every event until the end, a large part of the
+// live heap at the peak (docs/contributing/performance.md, "Memory").
 // Each result is encoded as resultsPiece encodes a list that holds only
 // it (so a string no reader would accept is written double-quoted), and
 // all but the first lose the results key, as items lose the items key

@@ -1,12 +1,13 @@
 package transform_test
 
-// Issue 19, class 8: ProcessCompact and WriteCompacted (what the command
-// runs) write exactly the bytes of Process and Write (what it ran
-// before), on every golden list, its re-render, every kpt test package
-// and example as kpt hands them over, and the lists where compacting must
-// keep a tree: orphans pruned or kept for a reference, a shared CURVE
-// Secret, generated objects placed before and after their JobSet, and
-// objects moved to a free file.
+// Issue 30: one code path for every size. The in-memory pair (Parse,
+// resourcelist.Whole, MemorySink) and the whole parse with a SpoolSink
+// (its pieces in memory, and in the spool's file) write the same bytes
+// with the same outcome, on every golden list, its re-render, every kpt
+// test package and example as kpt hands them over, and the lists where
+// the run must hold an item whole: orphans pruned or kept for a
+// reference, a shared CURVE Secret, generated objects placed before and
+// after their JobSet, and objects moved to a free file.
 
 import (
 	"bytes"
@@ -19,49 +20,51 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
-// ctBoth renders in with Process + Write and with ProcessCompact +
-// WriteCompacted, each on its own parse, and fails unless the outcome and
-// the bytes are the same. It returns the output.
-func ctBoth(t *testing.T, name string, in []byte) []byte {
+// ctRender renders in from src into sink and writes it; it fails the
+// test on an error.
+func ctRender(t testing.TB, name string, src resourcelist.Source, sink resourcelist.Sink) ([]byte, bool) {
 	t.Helper()
-	p := hProcessor(t)
+	results, ok, err := hProcessor(t).Render(src, sink)
+	if err != nil {
+		sink.Release()
+		t.Fatalf("%s: Render: %v", name, err)
+	}
+	var b bytes.Buffer
+	if err := sink.Write(&b, src.FunctionConfig(), results); err != nil {
+		t.Fatalf("%s: Write: %v", name, err)
+	}
+	return b.Bytes(), ok
+}
+
+// ctWhole is the in-memory pair on its own parse of in.
+func ctWhole(t testing.TB, name string, in []byte, sink resourcelist.Sink) ([]byte, bool) {
+	t.Helper()
 	rl, err := resourcelist.Parse(in)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	ok, err := p.Process(rl)
-	if err != nil {
-		t.Fatalf("%s: Process: %v", name, err)
-	}
-	resourcelist.Sort(rl.Items)
-	var want bytes.Buffer
-	if err := resourcelist.Write(&want, rl); err != nil {
-		t.Fatalf("%s: Write: %v", name, err)
-	}
+	return ctRender(t, name, resourcelist.NewWhole(rl, transform.Keeps), sink)
+}
+
+// ctBoth renders in with the in-memory pair and with the whole parse
+// into a SpoolSink, each on its own parse, and fails unless the outcome
+// and the bytes are the same. It returns the output.
+func ctBoth(t *testing.T, name string, in []byte) []byte {
+	t.Helper()
+	want, ok := ctWhole(t, name, in, resourcelist.NewMemorySink())
 	// The pieces in memory (no spool: a read-only temporary directory)
 	// and in the spool's file.
 	for _, sp := range []*resourcelist.Spool{nil, testSpool(t)} {
-		rl, err = resourcelist.Parse(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		okC, c, err := p.ProcessCompact(rl, sp)
-		if err != nil {
-			t.Fatalf("%s: ProcessCompact: %v", name, err)
-		}
-		c.Sort(rl.Items)
-		var got bytes.Buffer
-		if err := resourcelist.WriteCompacted(&got, rl, c); err != nil {
-			t.Fatalf("%s: WriteCompacted: %v", name, err)
-		}
-		if ok != okC || !bytes.Equal(got.Bytes(), want.Bytes()) {
-			t.Fatalf("%s: compacted (ok %v, spool %v) differs from Process + Write (ok %v): %s\n--- input\n%s", name, okC, sp != nil, ok, testenv.FirstDifference(got.Bytes(), want.Bytes()), in)
+		got, okC := ctWhole(t, name, in, resourcelist.NewSpoolSink(sp))
+		if ok != okC || !bytes.Equal(got, want) {
+			t.Fatalf("%s: SpoolSink (ok %v, spool %v) differs from MemorySink (ok %v): %s\n--- input\n%s", name, okC, sp != nil, ok, testenv.FirstDifference(got, want), in)
 		}
 	}
-	return want.Bytes()
+	return want
 }
 
 // ctList is a ResourceList of the objects of files (name -> text), each
@@ -240,44 +243,40 @@ func ctPodItem() string {
 `
 }
 
-// TestCompactLeavesStubs: after ProcessCompact, an item the function is
-// done with is a stub (its metadata only: the tree is gone), and the
-// items something reads later stay whole: a Secret of the input.
-func TestCompactLeavesStubs(t *testing.T) {
+// ctSink records the order in which items reach a Sink.
+type ctSink struct {
+	resourcelist.Sink
+	put []*resourcelist.Record
+}
+
+func (s *ctSink) Put(at int, rec *resourcelist.Record, obj *fn.KubeObject) {
+	s.put = append(s.put, rec)
+	s.Sink.Put(at, rec, obj)
+}
+
+// TestRenderHoldsOnlyWhatIsReadLater: an item goes to the sink as soon
+// as the loop is done with it, with a record that keeps only what Keeps
+// allows; only what something reads later is held whole to the end: a
+// Secret of the input.
+func TestRenderHoldsOnlyWhatIsReadLater(t *testing.T) {
 	in := ctList(t, map[string]string{
 		"a.yaml":      ctJobSet("a", "hpc", ""),
 		"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations: {team: hpc}\nspec:\n  replicas: 3\n",
 		"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: dmFsdWU=\n",
 	}, "")
-	rl, err := resourcelist.Parse(in)
-	if err != nil {
-		t.Fatal(err)
+	sink := &ctSink{Sink: resourcelist.NewSpoolSink(testSpool(t))}
+	out, ok := ctWhole(t, "render", in, sink)
+	if !ok || !bytes.Contains(out, []byte("dmFsdWU=")) {
+		t.Fatalf("render failed or lost the Secret:\n%s", out)
 	}
-	ok, c, err := hProcessor(t).ProcessCompact(rl, testSpool(t))
-	if err != nil || !ok {
-		t.Fatalf("ProcessCompact: %v, %v", ok, err)
-	}
-	defer c.Release()
-	kinds := map[string]bool{}
-	for _, it := range rl.Items {
-		m := c.Meta(it)
-		kinds[m.GetKind()] = true
-		switch {
-		case m.GetKind() == "Secret" && m.GetName() == "s":
-			if c.Has(it) || !strings.Contains(it.String(), "dmFsdWU=") {
-				t.Errorf("the input Secret was compacted")
-			}
-		case !c.Has(it):
-			t.Errorf("%s %s is not a stub:\n%s", m.GetKind(), m.GetName(), it.String())
-		case m.GetAnnotation("team") != "":
-			// A stub keeps only what stubKeeps allows (the Flux
-			// annotation and the placement ones).
-			t.Errorf("%s %s kept more than its metadata: %v", m.GetKind(), m.GetName(), m.GetAnnotations())
+	var kinds []string
+	for _, rec := range sink.put {
+		kinds = append(kinds, rec.Kind+"/"+rec.Name)
+		if rec.Annotation("team") != "" {
+			t.Errorf("%s %s: its record kept more than Keeps allows: %v", rec.Kind, rec.Name, rec.Annotations())
 		}
 	}
-	for _, k := range []string{"Deployment", "JobSet", "ConfigMap", "Secret"} {
-		if !kinds[k] {
-			t.Errorf("no %s in the output: %v", k, kinds)
-		}
+	if len(kinds) != 5 || kinds[len(kinds)-1] != "Secret/s" {
+		t.Errorf("items reached the sink in the order %v; want the JobSet, its ConfigMap and Secret and the Deployment first, the input Secret last", kinds)
 	}
 }

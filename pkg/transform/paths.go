@@ -27,53 +27,58 @@ import (
 // object name or namespace holds "_", so the first two forms never meet.
 // Objects are taken in the order of their files, namespaces, kinds and
 // names, so the result does not depend on the order of the input.
-func uniquePaths(items fn.KubeObjects, added []*fn.KubeObject) {
-	uniquePathsOf(items, added, whole)
-}
-
-// uniquePathsOf is uniquePaths, reading and writing each object's
-// metadata through meta (some may be stubs: compacting.meta).
-func uniquePathsOf(items fn.KubeObjects, added []*fn.KubeObject, meta metaOf) {
-	var placed []*fn.KubeObject
-	wants, isAdded := map[string]int{}, map[*fn.KubeObject]bool{}
-	for _, obj := range added {
-		isAdded[obj] = true
-		if p := placedAt(meta(obj)); p != "" {
-			placed = append(placed, obj)
+//
+// It reads and sets the records of out (nil: pruned) and returns the
+// positions moved, whose items the caller moves to the same files.
+func uniquePaths(out []*resourcelist.Record, added []int) []int {
+	var placed []int
+	wants, isAdded := map[string]int{}, map[int]bool{}
+	for _, at := range added {
+		isAdded[at] = true
+		if p := placedAt(out[at]); p != "" {
+			placed = append(placed, at)
 			wants[p]++
 		}
 	}
 	if len(placed) == 0 {
-		return // not written into a package (kustomize, standalone)
+		return nil // not written into a package (kustomize, standalone)
 	}
 	taken := map[string]bool{}
-	for _, item := range items {
-		if p := placedAt(meta(item)); p != "" && !isAdded[item] {
+	for at, rec := range out {
+		if p := placedAt(rec); rec != nil && p != "" && !isAdded[at] {
 			taken[p] = true
 		}
 	}
-	slices.SortFunc(placed, func(a, b *fn.KubeObject) int { return byFile(meta(a), meta(b)) })
-	var moved []*fn.KubeObject
-	for _, obj := range placed {
-		p := placedAt(meta(obj))
-		if taken[p] || (wants[p] > 1 && meta(obj).GetNamespace() != "") {
-			moved = append(moved, obj)
+	slices.SortFunc(placed, func(a, b int) int { return byFile(out[a], out[b]) })
+	var moved []int
+	for _, at := range placed {
+		p := placedAt(out[at])
+		if taken[p] || (wants[p] > 1 && out[at].Namespace != "") {
+			moved = append(moved, at)
 			continue
 		}
 		taken[p] = true
 	}
-	for _, obj := range moved {
-		p := freePath(placedAt(meta(obj)), meta(obj), taken)
+	for _, at := range moved {
+		p := freePath(placedAt(out[at]), out[at], taken)
 		taken[p] = true
-		setPlacement(meta(obj), p)
+		for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
+			if out[at].Annotation(key) != "" {
+				must(out[at].SetAnnotation(key, p), "setting the path of a generated object")
+			}
+		}
 	}
+	return moved
 }
 
 // placedAt is the file an object is placed in, cleaned; "" when none.
-func placedAt(obj resourcelist.Meta) string {
-	p := obj.GetAnnotation(kioutil.PathAnnotation)
+func placedAt(rec *resourcelist.Record) string {
+	if rec == nil {
+		return ""
+	}
+	p := rec.Annotation(kioutil.PathAnnotation)
 	if p == "" {
-		p = obj.GetAnnotation(legacyPathAnnotation)
+		p = rec.Annotation(legacyPathAnnotation)
 	}
 	if p == "" {
 		return ""
@@ -82,12 +87,12 @@ func placedAt(obj resourcelist.Meta) string {
 }
 
 // byFile orders objects by file, namespace, kind and name.
-func byFile(a, b resourcelist.Meta) int {
+func byFile(a, b *resourcelist.Record) int {
 	return cmp.Or(
 		strings.Compare(placedAt(a), placedAt(b)),
-		strings.Compare(a.GetNamespace(), b.GetNamespace()),
-		strings.Compare(a.GetKind(), b.GetKind()),
-		strings.Compare(a.GetName(), b.GetName()),
+		strings.Compare(a.Namespace, b.Namespace),
+		strings.Compare(a.Kind, b.Kind),
+		strings.Compare(a.Name, b.Name),
 	)
 }
 
@@ -99,10 +104,10 @@ func objectFile(jobsetFile, kind, name string) string {
 
 // freePath is the first free file for an object whose own is taken: with
 // its namespace in the name, then numbered.
-func freePath(own string, obj resourcelist.Meta, taken map[string]bool) string {
+func freePath(own string, rec *resourcelist.Record, taken map[string]bool) string {
 	base := own
-	if ns := obj.GetNamespace(); ns != "" {
-		base = path.Join(path.Dir(own), strings.ToLower(obj.GetKind())+"_"+ns+"_"+obj.GetName()+".yaml")
+	if ns := rec.Namespace; ns != "" {
+		base = path.Join(path.Dir(own), strings.ToLower(rec.Kind)+"_"+ns+"_"+rec.Name+".yaml")
 		if !taken[base] {
 			return base
 		}
@@ -116,13 +121,19 @@ func freePath(own string, obj resourcelist.Meta, taken map[string]bool) string {
 }
 
 // setPlacement moves an object to file p, in both spellings of the path
-// annotation that it carries.
-func setPlacement(obj resourcelist.Meta, p string) {
+// annotation that it carries (as uniquePaths moved its record).
+func setPlacement(obj *fn.KubeObject, p string) {
 	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
 		if obj.GetAnnotation(key) != "" {
-			if err := obj.SetAnnotation(key, p); err != nil {
-				panic("setting the path of a generated object: " + err.Error())
-			}
+			must(obj.SetAnnotation(key, p), "setting the path of a generated object")
 		}
+	}
+}
+
+// must panics on an error that only a bug can cause: the function sets
+// only annotations it may set, on objects it made.
+func must(err error, doing string) {
+	if err != nil {
+		panic(doing + ": " + err.Error())
 	}
 }

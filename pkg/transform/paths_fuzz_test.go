@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 )
@@ -72,19 +73,41 @@ func FuzzUniquePaths(f *testing.F) {
 		items, added := fuBuild(t, data)
 		own := map[*fn.KubeObject]string{}
 		for _, obj := range added {
-			own[obj] = placedAt(obj)
+			own[obj] = fuPlacedAt(obj)
 		}
-		uniquePaths(items, added)
+		fuUniquePaths(items, added)
 		got := fuFiles(items)
 		itemsBack, addedBack := fuBuild(t, data)
 		slices.Reverse(itemsBack)
 		slices.Reverse(addedBack)
-		uniquePaths(itemsBack, addedBack)
+		fuUniquePaths(itemsBack, addedBack)
 		if back := fuFiles(itemsBack); !slices.Equal(back, got) {
 			t.Fatalf("the files depend on the order:\n%v\n%v", got, back)
 		}
 		fuCheck(t, items, added, own)
 	})
+}
+
+// fuUniquePaths is uniquePaths as a run applies it: over the records of
+// items, added in its order, the objects moved as their records were.
+func fuUniquePaths(items, added []*fn.KubeObject) {
+	rc := resourcelist.NewRecorder(Keeps)
+	records := make([]*resourcelist.Record, len(items))
+	for i, it := range items {
+		records[i] = rc.Record(it)
+	}
+	var at []int
+	for _, obj := range added {
+		at = append(at, slices.Index(items, obj))
+	}
+	for _, i := range uniquePaths(records, at) {
+		setPlacement(items[i], placedAt(records[i]))
+	}
+}
+
+// fuPlacedAt is placedAt of obj's record.
+func fuPlacedAt(obj *fn.KubeObject) string {
+	return placedAt(resourcelist.NewRecorder(Keeps).Record(obj))
 }
 
 // fuCheck checks the files of the new objects against every other.
@@ -94,10 +117,10 @@ func fuCheck(t *testing.T, items, added []*fn.KubeObject, own map[*fn.KubeObject
 		if slices.Contains(added, it) {
 			continue
 		}
-		files[placedAt(it)] = it
+		files[fuPlacedAt(it)] = it
 	}
 	for _, obj := range added {
-		p := placedAt(obj)
+		p := fuPlacedAt(obj)
 		if other, dup := files[p]; dup {
 			t.Fatalf("%s/%s/%s and %s/%s/%s are both in %s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), other.GetKind(), other.GetNamespace(), other.GetName(), p)
 		}
@@ -107,17 +130,17 @@ func fuCheck(t *testing.T, items, added []*fn.KubeObject, own map[*fn.KubeObject
 		}
 	}
 	for _, obj := range added {
-		if placedAt(obj) == own[obj] {
+		if fuPlacedAt(obj) == own[obj] {
 			continue
 		}
 		contested := false
 		for _, it := range items {
-			if it != obj && (!slices.Contains(added, it) || it.GetNamespace() != obj.GetNamespace()) && (placedAt(it) == own[obj] || own[it] == own[obj]) {
+			if it != obj && (!slices.Contains(added, it) || it.GetNamespace() != obj.GetNamespace()) && (fuPlacedAt(it) == own[obj] || own[it] == own[obj]) {
 				contested = true
 			}
 		}
 		if !contested {
-			t.Fatalf("%s/%s left its own file %s for %s, which nothing else wanted", obj.GetNamespace(), obj.GetName(), own[obj], placedAt(obj))
+			t.Fatalf("%s/%s left its own file %s for %s, which nothing else wanted", obj.GetNamespace(), obj.GetName(), own[obj], fuPlacedAt(obj))
 		}
 	}
 }
@@ -126,7 +149,7 @@ func fuCheck(t *testing.T, items, added []*fn.KubeObject, own map[*fn.KubeObject
 func fuFiles(items []*fn.KubeObject) []string {
 	var out []string
 	for _, it := range items {
-		out = append(out, it.GetKind()+"/"+it.GetNamespace()+"/"+it.GetName()+" "+placedAt(it))
+		out = append(out, it.GetKind()+"/"+it.GetNamespace()+"/"+it.GetName()+" "+fuPlacedAt(it))
 	}
 	slices.Sort(out)
 	return out

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -22,7 +24,7 @@ func TestWithPlacementOrder(t *testing.T) {
 		if err := obj.SetName("generated"); err != nil {
 			t.Fatal(err)
 		}
-		if got := withPlacement(obj, old).String(); !strings.Contains(got, want) {
+		if got := withPlacement(obj, resourcelist.NewRecorder(nil).Record(old)).String(); !strings.Contains(got, want) {
 			t.Fatalf("got\n%s\nwant the placement annotations in key order, without team:\n%s", got, want)
 		}
 	}

@@ -23,49 +23,39 @@ import (
 // other object labelled as generated for a JobSet that is gone stays, with
 // a warning that says why; among them the objects earlier versions wrote,
 // which carry no digest: nothing tells them from a user's lookalike.
-func pruneOrphans(items fn.KubeObjects, config *fn.KubeObject, reports *[]report, cp *compacting) fn.KubeObjects {
-	owners := map[string]bool{}
-	for _, item := range items {
-		if m := cp.meta(item); isOwner(m) {
-			owners[m.GetNamespace()+"/"+m.GetName()] = true
-		}
-	}
-	var orphans, proven []*fn.KubeObject
-	for _, item := range items {
-		if owner, generated := generatedFor(cp.meta(item)); generated && !owners[cp.meta(item).GetNamespace()+"/"+owner] {
-			orphans = append(orphans, item)
-			if recorded, matches := digestMatches(item); recorded && matches {
-				proven = append(proven, item)
+func pruneOrphans(r *run, config *fn.KubeObject) {
+	var orphans []int
+	var proven []*fn.KubeObject
+	for at, rec := range r.out {
+		if rec != nil && r.candidate(rec) {
+			// keep held every candidate whole.
+			orphans = append(orphans, at)
+			if recorded, matches := digestMatches(r.held[at]); recorded && matches {
+				proven = append(proven, r.held[at])
 			}
 		}
 	}
 	if len(orphans) == 0 {
-		return items
+		return
 	}
-	// A stub never names an orphan that may be removed (compacting.keep
-	// kept such items whole): only the trees can, and only a tree can be
-	// scanned.
-	refs := findReferences(cp.trees(items), config, proven)
-	removed := map[*fn.KubeObject]bool{}
-	for _, item := range orphans {
-		found := pruneVerdict(item, refs)
-		removed[item] = found[0].Severity == finding.Info
-		*reports = append(*reports, report{item, found})
-	}
-	kept := items[:0]
-	for _, item := range items {
-		if !removed[item] {
-			kept = append(kept, item)
+	// An item in the sink never names an orphan that may be removed
+	// (keep held such items whole): only the items held can.
+	refs := findReferences(r.heldTrees(), config, proven)
+	for _, at := range orphans {
+		found := pruneVerdict(r.held[at], r.out[at], refs)
+		r.findings = append(r.findings, settled{r.out[at], found})
+		if found[0].Severity == finding.Info {
+			r.out[at] = nil
+			delete(r.held, at)
 		}
 	}
-	return kept
 }
 
 // pruneVerdict says what becomes of an orphan: an info when it is
 // removed, else a warning that says why it stays.
-func pruneVerdict(item *fn.KubeObject, refs map[*fn.KubeObject]reference) finding.List {
-	owner, _ := generatedFor(item)
-	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", item.GetKind(), finding.Quote(owner), settings.EnabledAnnotation)
+func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, refs map[*fn.KubeObject]reference) finding.List {
+	owner, _ := generatedFor(rec)
+	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", rec.Kind, finding.Quote(owner), settings.EnabledAnnotation)
 	labelled := fmt.Sprintf("kept: it is labelled %s=%s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", plan.ManagedByLabel, plan.ManagedByValue, finding.Quote(owner), settings.EnabledAnnotation)
 	digestPath := "metadata.annotations[" + plan.DigestAnnotation + "]"
 	var found finding.List
@@ -87,13 +77,13 @@ func pruneVerdict(item *fn.KubeObject, refs map[*fn.KubeObject]reference) findin
 // generatedFor returns the JobSet a ConfigMap or Secret is labelled as
 // generated for. The labels only make it a candidate: a user can write
 // them too, so pruneOrphans decides by the digest.
-func generatedFor(item resourcelist.Meta) (string, bool) {
-	labels := item.GetLabels()
+func generatedFor(rec *resourcelist.Record) (string, bool) {
+	labels := rec.Labels()
 	owner := labels[plan.JobSetLabel]
-	if owner == "" || labels[plan.ManagedByLabel] != plan.ManagedByValue || item.GetAPIVersion() != "v1" || item.IsLocalConfig() {
+	if owner == "" || labels[plan.ManagedByLabel] != plan.ManagedByValue || rec.APIVersion != "v1" || rec.LocalConfig() {
 		return "", false
 	}
-	switch item.GetKind() {
+	switch rec.Kind {
 	case "ConfigMap", "Secret":
 		return owner, true
 	}

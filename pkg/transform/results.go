@@ -16,24 +16,21 @@ var severities = map[finding.Severity]fn.Severity{
 
 // results turns findings into KRM results that name the resource, the
 // field and the file, as kpt shows them.
-// A report may name a stub: its metadata is read through meta.
-func results(reports []report, meta metaOf) fn.Results {
+// Each object is read through its record.
+func results(findings []settled) fn.Results {
 	var out fn.Results
-	for _, r := range reports {
+	for _, r := range findings {
 		for _, f := range r.found {
 			res := &fn.Result{Message: f.Message, Severity: severities[f.Severity]}
-			// A shell's own IsEmpty would say yes (it has no tree): read
-			// it through meta, as the rest.
-			if r.obj != nil && !meta(r.obj).IsEmpty() {
-				m := meta(r.obj)
+			if m := r.rec; m != nil && !m.Empty() {
 				res.ResourceRef = &fn.ResourceRef{
-					APIVersion: m.GetAPIVersion(),
-					Kind:       m.GetKind(),
-					Name:       m.GetName(),
-					Namespace:  m.GetNamespace(),
+					APIVersion: m.APIVersion,
+					Kind:       m.Kind,
+					Name:       m.Name,
+					Namespace:  m.Namespace,
 				}
-				if p := m.PathAnnotation(); p != "" {
-					res.File = &fn.File{Path: p, Index: m.IndexAnnotation()}
+				if p := m.Path(); p != "" {
+					res.File = &fn.File{Path: p, Index: m.Index()}
 				}
 			}
 			if f.Path != "" {

@@ -1,11 +1,11 @@
 package transform_test
 
-// Issue 19, class 8: ParseStream + ProcessStream (items parsed one at a
-// time) write exactly the bytes of Parse + ProcessCompact (the whole
-// tree), or refuse with resourcelist.ErrUnsafe before anything is
-// written, on every golden list, package, pruning and path case, every
-// hostile case of this package (hRun checks each), each fallback
-// trigger, and fuzzed lists.
+// Issue 19, class 8, and issue 30: the lazy pair (resourcelist.Lazy,
+// items parsed one at a time, into a SpoolSink) writes exactly the bytes
+// of the in-memory pair (the whole tree), or refuses with
+// resourcelist.ErrUnsafe before anything is written, on every golden
+// list, package, pruning and path case, every hostile case of this
+// package (hRun checks each), each fallback trigger, and fuzzed lists.
 
 import (
 	"bytes"
@@ -21,44 +21,36 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
-// stWhole is the command's whole-tree path: Parse, ProcessCompact, Sort,
-// WriteCompacted. parsed is false when Parse refuses the list.
+// stWhole is the in-memory pair: Parse, Whole, MemorySink. parsed is
+// false when Parse refuses the list.
 func stWhole(t testing.TB, in []byte) (out []byte, ok, parsed bool) {
 	t.Helper()
-	rl, err := resourcelist.Parse(in)
-	if err != nil {
+	if _, err := resourcelist.Parse(in); err != nil {
 		return nil, false, false
 	}
-	ok, c, err := hProcessor(t).ProcessCompact(rl, testSpool(t))
-	if err != nil {
-		t.Fatalf("ProcessCompact: %v", err)
-	}
-	c.Sort(rl.Items)
-	var b bytes.Buffer
-	if err := resourcelist.WriteCompacted(&b, rl, c); err != nil {
-		t.Fatalf("WriteCompacted: %v", err)
-	}
-	return b.Bytes(), ok, true
+	out, ok = ctWhole(t, "whole", in, resourcelist.NewMemorySink())
+	return out, ok, true
 }
 
-// stStream is the streaming path; streamed is false when it refused the
+// stStream is the lazy pair; streamed is false when it refused the
 // list (ErrUnsafe; any other error fails the test).
 func stStream(t testing.TB, in []byte) (out []byte, ok, streamed bool) {
 	t.Helper()
-	rl, lazy, err := transform.ParseStream(in)
+	src, err := resourcelist.ParseLazy(in, transform.Keeps)
 	if err == nil {
-		var c *resourcelist.Compactor
-		if ok, c, err = hProcessor(t).ProcessStream(rl, lazy, testSpool(t)); err == nil {
-			c.Sort(rl.Items)
+		sink := resourcelist.NewSpoolSink(testSpool(t))
+		var results fn.Results
+		if results, ok, err = hProcessor(t).Render(src, sink); err == nil {
 			var b bytes.Buffer
-			if err := resourcelist.WriteCompacted(&b, rl, c); err != nil {
-				t.Fatalf("WriteCompacted: %v", err)
+			if err := sink.Write(&b, src.FunctionConfig(), results); err != nil {
+				t.Fatalf("Write: %v", err)
 			}
 			return b.Bytes(), ok, true
 		}
+		sink.Release()
 	}
 	if !errors.Is(err, resourcelist.ErrUnsafe) {
-		t.Fatalf("the streaming path failed with an error that is not ErrUnsafe: %v", err)
+		t.Fatalf("the lazy pair failed with an error that is not ErrUnsafe: %v", err)
 	}
 	return nil, false, false
 }
@@ -84,7 +76,7 @@ func stMustStream(t *testing.T, name string, in []byte) []byte {
 	t.Helper()
 	out, streamed := stSame(t, name, in)
 	if !streamed {
-		_, _, err := transform.ParseStream(in)
+		_, err := resourcelist.ParseLazy(in, transform.Keeps)
 		t.Fatalf("%s: not streamed (%v)", name, err)
 	}
 	return out

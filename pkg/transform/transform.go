@@ -58,96 +58,78 @@ func New(opts Options) (*Processor, error) {
 	return &Processor{opts: opts}, nil
 }
 
-// report is what the function says about one object.
+// report is what the function says about one object, while the loop
+// works on it; settle turns it into a finding on the object's record.
 type report struct {
 	obj   *fn.KubeObject
 	found finding.List
 }
 
-// Process implements fn.ResourceListProcessor: the function config is
-// resolved once, then each JobSet selected goes down the pipeline
-// (processJobSet), and its outcome replaces it; generated objects whose
-// JobSet is gone are pruned when that is safe (pruneOrphans), and new
-// ones get files of their own (uniquePaths). It returns false when any
-// error result was produced.
+// Process implements fn.ResourceListProcessor: Render over the list in
+// memory. rl.Items are then the output's items in list order (not
+// sorted), and rl.Results every result.
 func (p *Processor) Process(rl *fn.ResourceList) (bool, error) {
-	return p.process(rl, nil, nil)
+	sink := resourcelist.NewMemorySink()
+	results, ok, err := p.Render(resourcelist.NewWhole(rl, Keeps), sink)
+	rl.Items, rl.Results = sink.Items(), results
+	return ok, err
 }
 
-// ProcessCompact is Process for a list that is then written by
-// resourcelist.WriteCompacted with the Compactor it returns: each item the
-// function is done with is handed to the Compactor, which encodes it in
-// the background, and stands in the list as a stub from then on (see
-// compacting). Memory then follows the output text, not the trees of the
-// whole list; the bytes written are those of Process and
-// resourcelist.Write. With a spool (not nil) the text goes to its file,
-// not memory (resourcelist.NewSpooledCompactor); the Compactor owns it.
-func (p *Processor) ProcessCompact(rl *fn.ResourceList, sp *resourcelist.Spool) (bool, *resourcelist.Compactor, error) {
-	c := resourcelist.NewSpooledCompactor(stubKeeps, sp)
-	ok, err := p.process(rl, c, nil)
-	if err != nil {
-		c.Release()
-		return false, nil, err
-	}
-	return ok, c, nil
+// Render is the function, for every size of list: the function config
+// is resolved once, then each item of src is taken whole in list order,
+// goes down the pipeline when it is a JobSet selected (processJobSet),
+// and goes to sink once the function is done with it (run.done); the
+// objects generated replace the input's objects of their names or are
+// appended (run.place). At the end generated objects whose JobSet is
+// gone are pruned when that is safe (pruneOrphans) and new ones get
+// files of their own (uniquePaths). It returns src's results and the
+// function's (so far, with an error), and false when any error result
+// was produced. An error means sink holds no list to write; one that
+// wraps resourcelist.ErrUnsafe says src must be read whole.
+func (p *Processor) Render(src resourcelist.Source, sink resourcelist.Sink) (fn.Results, bool, error) {
+	return p.render(src, sink, Keeps)
 }
 
-// process is Process, compacting items into c when c is not nil, and
-// loading the items of a lazily parsed list from lazy when it is not nil
-// (see ProcessStream).
-func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor, lazy *resourcelist.Lazy) (bool, error) {
-	var reports []report
-	var cp *compacting
-	defer func() { rl.Results = append(rl.Results, results(reports, cp.meta)...) }()
-
-	config, found := p.readConfig(rl.FunctionConfig)
-	if len(found) > 0 {
-		reports = append(reports, report{rl.FunctionConfig, found})
-	}
+// render is Render whose own records keep the labels and annotations
+// keep allows (Keeps; TestKeepsIsEnough renders with all of them kept).
+func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.RecordFilter) (fn.Results, bool, error) {
+	r := newRun(src, sink, keep)
+	config, found := p.readConfig(src.FunctionConfig())
+	r.settle([]report{{src.FunctionConfig(), found}})
 	if found.HasErrors() {
-		return false, nil
+		return r.results(), false, r.passThrough()
 	}
-	if err := loadEarly(rl.Items, lazy); err != nil {
-		return false, err
+	if err := r.takeEarly(); err != nil {
+		return r.results(), false, err
 	}
-	cp = newCompacting(c, lazy, rl.Items)
-	index := newIndex(rl.Items, cp.meta)
-	var added fn.KubeObjects
-	for i := range rl.Items {
-		item, err := loadAt(rl.Items, i, lazy)
+	index := newIndex(r)
+	for i := range r.input {
+		item, err := r.take(i)
 		if err != nil {
-			return false, err
+			return r.results(), false, err
 		}
-		from := len(reports)
 		// Every item is written back, by Encode or by the standalone
 		// command: a block scalar no reader can read must not be.
 		yamltree.SafeBlockStyles(nodeOf(item))
+		var reports []report
+		finished := item
 		if !selectItem(item, index, &reports) {
-			rl.Items[i] = unrenderDisabled(item, &reports)
-			cp.done(rl.Items, i, item, reports[from:])
-			continue
+			finished = unrenderDisabled(item, &reports)
+		} else {
+			out := p.processJobSet(item, config, index)
+			reports = append(reports, out.reports...)
+			if !out.failed() {
+				finished = out.jobset
+				r.place(out.generated, i, index)
+			}
 		}
-		out := p.processJobSet(item, config, index)
-		reports = append(reports, out.reports...)
-		if !out.failed() {
-			rl.Items[i] = out.jobset
-			more, replaced := place(out.generated, rl.Items, index)
-			added = append(added, cp.added(more)...)
-			cp.replaced(rl.Items, i, replaced)
-		}
-		cp.done(rl.Items, i, item, reports[from:])
+		r.done(i, item, finished, reports)
 	}
-	rl.Items = append(rl.Items, added...)
-	rl.Items = pruneOrphans(rl.Items, rl.FunctionConfig, &reports, cp)
-	if err := cp.uniquePaths(rl.Items, added); err != nil {
-		return false, err
+	pruneOrphans(r, src.FunctionConfig())
+	if err := r.finish(); err != nil {
+		return r.results(), false, err
 	}
-	for _, r := range reports {
-		if r.found.HasErrors() {
-			return false, nil
-		}
-	}
-	return true, nil
+	return r.results(), !r.failed(), nil
 }
 
 // selectItem reports whether item goes down the pipeline: a JobSet
@@ -162,27 +144,12 @@ func selectItem(item *fn.KubeObject, index *index, reports *[]report) bool {
 	if !selected(item, reports) {
 		return false
 	}
-	if index.duplicate(item) {
+	if index.duplicate(item.GetNamespace(), item.GetName()) {
 		*reports = append(*reports, report{item, finding.List{{Severity: finding.Error, Path: "metadata.name",
 			Message: "the input holds this JobSet more than once; keep one (their generated ConfigMap and Secret would collide)"}}})
 		return false
 	}
 	return true
-}
-
-// place puts each generated object where the input holds one of its
-// kind, namespace and name (kpt wrote it into the package), and returns
-// the others, to be appended, and the positions it replaced.
-func place(generated []*fn.KubeObject, items fn.KubeObjects, index *index) (added []*fn.KubeObject, replaced []int) {
-	for _, obj := range generated {
-		if at, ok := index.position(obj); ok {
-			items[at] = withPlacement(obj, index.meta(items[at]))
-			replaced = append(replaced, at)
-		} else {
-			added = append(added, obj)
-		}
-	}
-	return added, replaced
 }
 
 // selected reports whether item is a JobSet to render. Other objects
@@ -292,10 +259,10 @@ type generated struct {
 func (p *Processor) generate(pl *plan.Plan, index *index) (generated, finding.List, []report) {
 	var found finding.List
 	var reports []report
-	if cm := index.find("ConfigMap", pl.Namespace, pl.ConfigMapName); cm != nil && index.meta(cm).GetLabel(plan.ManagedByLabel) != plan.ManagedByValue {
+	if cm := index.record("ConfigMap", pl.Namespace, pl.ConfigMapName); cm != nil && cm.Label(plan.ManagedByLabel) != plan.ManagedByValue {
 		found.Errorf("metadata.name", "the ConfigMap %q that jobset-flux generates for this JobSet already exists and was not made by jobset-flux (no %s=%s label); rename or remove it", pl.ConfigMapName, plan.ManagedByLabel, plan.ManagedByValue)
 	}
-	existing := index.find("Secret", pl.Namespace, pl.SecretName)
+	existing := index.whole("Secret", pl.Namespace, pl.SecretName)
 	cert, f, secretFound := p.certificate(pl, existing)
 	found.Add(f)
 	if len(secretFound) > 0 {
@@ -311,58 +278,69 @@ func (p *Processor) generate(pl *plan.Plan, index *index) (generated, finding.Li
 	return generated{files: files, cert: cert}, found, reports
 }
 
-// index finds input objects by kind, namespace and name. The items
-// are those of the list, which may become stubs as the loop goes on:
-// what find returns is read through meta.
+// index finds the input's ConfigMaps and Secrets by kind, namespace and
+// name, at their positions in the list, and counts the input's JobSets
+// selected for Flux by namespace and name. What stands at a position
+// changes as the loop goes on (a generated object replaces the input's):
+// find reads the run's output table and its whole items.
 type index struct {
 	positions map[string]int
-	items     fn.KubeObjects
 	jobsets   map[string]int
-	meta      metaOf
+	r         *run
 }
 
 func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
-func newIndex(items fn.KubeObjects, meta metaOf) *index {
-	ix := &index{positions: map[string]int{}, items: items, jobsets: map[string]int{}, meta: meta}
-	for i, obj := range items {
-		it := meta(obj)
-		switch it.GetKind() {
+func newIndex(r *run) *index {
+	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, r: r}
+	for i, it := range r.input {
+		switch it.Kind {
 		case "ConfigMap", "Secret":
-			if it.GetAPIVersion() == "v1" {
-				ix.positions[key(it.GetKind(), it.GetNamespace(), it.GetName())] = i
+			if it.APIVersion == "v1" {
+				ix.positions[key(it.Kind, it.Namespace, it.Name)] = i
 			}
 		case jobset.Kind:
-			if it.GetAPIVersion() == jobset.APIVersion && it.GetAnnotation(settings.EnabledAnnotation) == "true" && !it.IsLocalConfig() {
-				ix.jobsets[key(jobset.Kind, it.GetNamespace(), it.GetName())]++
+			if it.APIVersion == jobset.APIVersion && it.Annotation(settings.EnabledAnnotation) == "true" && !it.LocalConfig() {
+				ix.jobsets[key(jobset.Kind, it.Namespace, it.Name)]++
 			}
 		}
 	}
 	return ix
 }
 
-func (ix *index) find(kind, namespace, name string) *fn.KubeObject {
-	if i, ok := ix.positions[key(kind, namespace, name)]; ok {
-		return ix.items[i]
+// position is where the input holds a v1 object of kind (a ConfigMap or
+// a Secret), namespace and name.
+func (ix *index) position(kind, namespace, name string) (int, bool) {
+	i, ok := ix.positions[key(kind, namespace, name)]
+	return i, ok
+}
+
+// record is the record of what stands where the input holds the object,
+// or nil.
+func (ix *index) record(kind, namespace, name string) *resourcelist.Record {
+	if i, ok := ix.position(kind, namespace, name); ok {
+		return ix.r.out[i]
 	}
 	return nil
 }
 
-func (ix *index) position(obj *fn.KubeObject) (int, bool) {
-	m := ix.meta(obj)
-	i, ok := ix.positions[key(m.GetKind(), m.GetNamespace(), m.GetName())]
-	return i, ok
+// whole is what stands where the input holds the Secret, whole (the run
+// holds every Secret of the input: keep), or nil.
+func (ix *index) whole(kind, namespace, name string) *fn.KubeObject {
+	if i, ok := ix.position(kind, namespace, name); ok {
+		return ix.r.held[i]
+	}
+	return nil
 }
 
-func (ix *index) duplicate(js *fn.KubeObject) bool {
-	m := ix.meta(js)
-	return ix.jobsets[key(jobset.Kind, m.GetNamespace(), m.GetName())] > 1
+func (ix *index) duplicate(namespace, name string) bool {
+	return ix.jobsets[key(jobset.Kind, namespace, name)] > 1
 }
 
 // withPlacement gives a regenerated object the file placement of the
 // object it replaces, so kpt keeps it where the package has it.
-func withPlacement(obj *fn.KubeObject, old resourcelist.Meta) *fn.KubeObject {
-	annotations := old.GetAnnotations()
+func withPlacement(obj *fn.KubeObject, old *resourcelist.Record) *fn.KubeObject {
+	annotations := old.Annotations()
 	// In key order: a key the object lacks is appended, and the output
 	// must not depend on map order.
 	for _, k := range slices.Sorted(maps.Keys(annotations)) {

@@ -111,16 +111,6 @@ func Set(m *yaml.Node, key string, v *yaml.Node, before string) {
 	m.Content = append(m.Content, pair...)
 }
 
-// Remove deletes key (its first occurrence) from the map m.
-func Remove(m *yaml.Node, key string) {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return
-	}
-	if i := keyIndex(m, key); i >= 0 {
-		m.Content = append(m.Content[:i], m.Content[i+2:]...)
-	}
-}
-
 // EnsureMap returns the map at key in m, first putting an empty one there
 // (before the key before, as Set does) when the key is absent or holds
 // anything else, a null included.

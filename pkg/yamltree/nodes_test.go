@@ -41,7 +41,7 @@ func TestGetLookup(t *testing.T) {
 			t.Errorf("Get on %v found something", n)
 		}
 		Set(n, "a", String("x"), "")
-		Remove(n, "a")
+		remove(n, "a")
 	}
 	if NonNull(nil) != nil || Deref(nil) != nil {
 		t.Error("NonNull(nil) or Deref(nil) is not nil")
@@ -55,8 +55,8 @@ func TestEdit(t *testing.T) {
 	Set(m, "e", Bool(true), "")
 	Set(m, "z", String("end"), "absent")
 	Set(m, "b", Int(2), "")
-	Remove(m, "d")
-	Remove(m, "absent")
+	remove(m, "d")
+	remove(m, "absent")
 	net := EnsureMap(m, "net", "a") // replaces the null where it is
 	Set(net, "x", Strings("p", "q"), "")
 	if again := EnsureMap(m, "net", ""); again != net {
@@ -155,5 +155,16 @@ func TestScalarText(t *testing.T) {
 		if got := ScalarText(raw); got != want {
 			t.Errorf("ScalarText(%s) = %q, want %q", key, got, want)
 		}
+	}
+}
+
+// remove deletes key (its first occurrence) from the map m: the edit
+// TestEdit makes beside the package's own.
+func remove(m *yaml.Node, key string) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return
+	}
+	if i := keyIndex(m, key); i >= 0 {
+		m.Content = append(m.Content[:i], m.Content[i+2:]...)
 	}
 }

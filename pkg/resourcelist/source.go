@@ -1,0 +1,66 @@
+package resourcelist
+
+import (
+	"fmt"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// Source is a ResourceList as the function reads it: a table of the
+// items' records, known up front, and each item whole when asked for.
+// Whole parses the list at once; Lazy (lazy.go) parses each item when
+// it is asked for.
+type Source interface {
+	// Records is the record of every item, in list order.
+	Records() []*Record
+	// Item is item i whole; each item is taken at most once.
+	Item(i int) (*fn.KubeObject, error)
+	// FunctionConfig is the list's functionConfig.
+	FunctionConfig() *fn.KubeObject
+	// Results are the results the list holds (an earlier function's).
+	Results() fn.Results
+	// Finish checks the items never taken: each must read as it does in
+	// the whole list (an error wraps ErrUnsafe when it does not).
+	Finish() error
+}
+
+// Whole is the Source of a list parsed whole (Parse, or built in
+// standalone mode).
+type Whole struct {
+	rl      *fn.ResourceList
+	records []*Record
+}
+
+// NewWhole is the Source of rl, whose records keep the labels and
+// annotations keep allows. Each item taken leaves rl.Items.
+func NewWhole(rl *fn.ResourceList, keep RecordFilter) *Whole {
+	rc := NewRecorder(keep)
+	records := make([]*Record, len(rl.Items))
+	for i, it := range rl.Items {
+		records[i] = rc.Record(it)
+	}
+	return &Whole{rl: rl, records: records}
+}
+
+// Records implements Source.
+func (s *Whole) Records() []*Record { return s.records }
+
+// Item implements Source.
+func (s *Whole) Item(i int) (*fn.KubeObject, error) {
+	obj := s.rl.Items[i]
+	if obj == nil {
+		return nil, fmt.Errorf("items[%d] was already taken", i)
+	}
+	s.rl.Items[i] = nil
+	return obj, nil
+}
+
+// FunctionConfig implements Source.
+func (s *Whole) FunctionConfig() *fn.KubeObject { return s.rl.FunctionConfig }
+
+// Results implements Source.
+func (s *Whole) Results() fn.Results { return s.rl.Results }
+
+// Finish implements Source: every item of a whole parse reads as in the
+// list.
+func (s *Whole) Finish() error { return nil }
