@@ -33,13 +33,16 @@ var platform = v1.Platform{OS: "linux", Architecture: "amd64"}
 // as Debian shipped them keep their older times, so Python's .pyc files
 // still match their sources), and security.capability kept (ping's
 // cap_net_raw). Hard links stay links; sockets are left out.
-func tarArgs(root string, mtime time.Time, normalize bool) []string {
+func tarArgs(root string, mtime time.Time, ls LayerSpec) []string {
 	args := []string{"--create", "--file=-", "--directory=" + root, "--sort=name", "--format=posix",
 		"--numeric-owner", "--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime",
 		"--mtime=" + mtime.UTC().Format(time.RFC3339), "--clamp-mtime",
 		"--xattrs", "--xattrs-include=security.capability"}
-	if normalize {
-		args = append(args, "--owner=0", "--group=0", "--mode=u=rwX,go=rX")
+	if ls.Normalize || ls.RootOwned {
+		args = append(args, "--owner=0", "--group=0")
+	}
+	if ls.Normalize {
+		args = append(args, "--mode=u=rwX,go=rX")
 	}
 	return append(args, "--null", "--files-from=-")
 }
@@ -63,7 +66,7 @@ func buildLayers(spec Spec, mtime time.Time, work string) (map[string]v1.Layer, 
 		start := time.Now()
 		ls := spec.Layers[n]
 		path := filepath.Join(work, n+".tar.gz")
-		if err := writeLayerFile(ls.Root, path, tarArgs(ls.Root, mtime, ls.Normalize)); err != nil {
+		if err := writeLayerFile(ls.Root, path, tarArgs(ls.Root, mtime, ls)); err != nil {
 			return nil, fmt.Errorf("layer %s: %w", n, err)
 		}
 		l, err := tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))

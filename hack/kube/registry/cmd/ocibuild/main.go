@@ -41,6 +41,9 @@ type LayerSpec struct {
 	// with an execute bit) or 0644: for trees checked out of git, whose
 	// owners and group/other bits depend on the clone.
 	Normalize bool `json:"normalize,omitempty"`
+	// RootOwned makes every entry root-owned and keeps its mode: for trees
+	// a build staged as whichever user ran it.
+	RootOwned bool `json:"rootOwned,omitempty"`
 	// Comment says what the layer holds; not used.
 	Comment string `json:"comment,omitempty"`
 }

@@ -70,10 +70,12 @@ func writeSpec(t *testing.T, dir string) string {
 	must(t, os.MkdirAll(filepath.Join(dir, "src", "b", "etc"), 0o700))
 	must(t, os.WriteFile(filepath.Join(dir, "src", "b", "etc", "conf"), []byte("b\n"), 0o600))
 	spec := `{"mtime": "2026-01-01T00:00:00Z",
-	  "layers": {"a": {"root": "${SRC}/a"}, "b": {"root": "${SRC}/b", "normalize": true}, "unused": {"root": "/nonexistent"}},
+	  "layers": {"a": {"root": "${SRC}/a"}, "b": {"root": "${SRC}/b", "normalize": true}, "c": {"root": "${SRC}/a", "rootOwned": true},
+	    "unused": {"root": "/nonexistent"}},
 	  "images": [
 	    {"ref": "jobset-flux.test/two:1", "layers": ["a", "b"], "config": {"Cmd": ["bash"], "Labels": {"version": "${VERSION}"}}},
-	    {"ref": "docker.io/library/one:1", "layers": ["a"], "config": {"Entrypoint": ["/usr/bin/tool"], "User": "65534:65534"}}
+	    {"ref": "docker.io/library/one:1", "layers": ["a"], "config": {"Entrypoint": ["/usr/bin/tool"], "User": "65534:65534"}},
+	    {"ref": "docker.io/library/three:1", "layers": ["c"], "config": {}}
 	  ]}`
 	path := filepath.Join(dir, "images.json")
 	must(t, os.WriteFile(path, []byte(spec), 0o644))
@@ -142,13 +144,13 @@ func TestRun(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	must(t, run(writeSpec(t, dir), out, filepath.Join(dir, "images.tar")))
 	refs, err := os.ReadFile(filepath.Join(out, "refs.txt"))
-	if err != nil || string(refs) != "docker.io/library/one:1\njobset-flux.test/two:1\n" {
-		t.Errorf("refs.txt %q (%v), want both references sorted", refs, err)
+	if err != nil || string(refs) != "docker.io/library/one:1\ndocker.io/library/three:1\njobset-flux.test/two:1\n" {
+		t.Errorf("refs.txt %q (%v), want the three references sorted", refs, err)
 	}
 	imgs := images(t, filepath.Join(out, "oci"))
 	one, two := imgs["docker.io/library/one:1"], imgs["jobset-flux.test/two:1"]
-	if one == nil || two == nil || len(imgs) != 2 {
-		t.Fatalf("layout images %v: want one:1 and two:1", imgs)
+	if one == nil || two == nil || len(imgs) != 3 {
+		t.Fatalf("layout images %v: want one:1, two:1 and three:1", imgs)
 	}
 	m1, err := one.Manifest()
 	must(t, err)
@@ -168,8 +170,8 @@ func TestRun(t *testing.T) {
 	}
 	blobs, err := os.ReadDir(filepath.Join(out, "oci", "blobs", "sha256"))
 	must(t, err)
-	if len(blobs) != 2+2+2 { // layers a and b, two configs, two manifests
-		t.Errorf("%d blobs, want 6 (each layer once)", len(blobs))
+	if len(blobs) != 3+3+3 { // layers a, b and c, three configs, three manifests
+		t.Errorf("%d blobs, want 9 (each layer once)", len(blobs))
 	}
 	if _, err := os.Stat(filepath.Join(out, ".layers")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the layers' work directory is left: %v", err)
@@ -236,6 +238,13 @@ func TestLayerEntries(t *testing.T) {
 	}
 	if h := a["usr/bin/ping"]; h != nil && h.PAXRecords["SCHILY.xattr.security.capability"] != capNetRaw {
 		t.Errorf("usr/bin/ping: PAX records %q, want its security.capability", h.PAXRecords)
+	}
+	three, err := images(t, filepath.Join(out, "oci"))["docker.io/library/three:1"].Layers()
+	must(t, err)
+	for n, h := range entries(t, three[0]) {
+		if h.Uid != 0 || h.Gid != 0 || (n == "tmp/" && h.Mode&0o7777 != 0o1777) {
+			t.Errorf("root-owned %s: %d:%d mode %o, want 0:0 and its own mode", n, h.Uid, h.Gid, h.Mode)
+		}
 	}
 	for n, h := range entries(t, layers[1]) {
 		mode := int64(0o644)
