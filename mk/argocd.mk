@@ -26,12 +26,12 @@ test-argocd: build $(BIN)/kustomize $(BIN)/argocd-cmp-server
 	cd $(ARGOCD_MODULE) && go test -count=1 -timeout 20m -skip TestSidecarImage ./...
 
 ## sidecar-image: build the Argo CD plugin sidecar $(SIDECAR_IMAGE) into _out/sidecar/image (hack/image/build.sh; no engine).
-sidecar-image: build
+sidecar-image:
 	VERSION='$(VERSION)' COMMIT='$(COMMIT)' IMAGE='$(SIDECAR_IMAGE)' KUSTOMIZE_VERSION='$(KUSTOMIZE_VERSION)' \
-	  JOBSET_FLUX_BIN='$(BIN)/jobset-flux' hack/image/build.sh sidecar '$(SIDECAR_OUT)'
+	  hack/image/build.sh sidecar '$(SIDECAR_OUT)'
 
 ## test-argocd-image: build the sidecar image, load it into a docker engine, then run test/argocd against the binaries, script and plugin.yaml in it.
-test-argocd-image: sidecar-image $(BIN)/kustomize $(BIN)/argocd-cmp-server
+test-argocd-image: sidecar-image build $(BIN)/kustomize $(BIN)/argocd-cmp-server
 	$(IMAGE_ENGINE) run -- $(MAKE) --no-print-directory $(IMAGE_PIN) SIDECAR_IMAGE='$(SIDECAR_IMAGE)' test-argocd-image-run
 
 # argocd-cmp-server itself is not in the image (the repo-server's init

@@ -41,11 +41,11 @@ print-image-vars:
 	@printf 'IMAGE=%s\nVERSION=%s\nCOMMIT=%s\nIMAGE_OUT=%s\n' '$(IMAGE)' '$(VERSION)' '$(COMMIT)' '$(IMAGE_OUT)'
 
 ## image: build the function image $(IMAGE) into _out/image (OCI layout and docker load archive; no engine).
-image: build
-	$(IMAGE_PIN) JOBSET_FLUX_BIN='$(BIN)/jobset-flux' hack/image/build.sh function '$(IMAGE_OUT)'
+image:
+	$(IMAGE_PIN) hack/image/build.sh function '$(IMAGE_OUT)'
 
 ## image-test: build the image, load it into a docker engine, test it with docker, kpt and kustomize (test/image).
-image-test: image $(BIN)/kustomize $(BIN)/kpt
+image-test: image build $(BIN)/kustomize $(BIN)/kpt
 	$(IMAGE_ENGINE) run -- $(MAKE) --no-print-directory $(IMAGE_PIN) image-test-run
 
 image-test-run:

@@ -3,8 +3,9 @@
 # project's one image toolchain: files staged here, assembled by
 # hack/kube/registry's ocibuild (go-containerregistry), as the test
 # cluster's images are. No Docker, no registry, no network: the binaries
-# are the host's static builds (make build, and a static kustomize built
-# here from the module proxy), the base files the host's.
+# are static builds made here (jobset-flux from this checkout with the
+# release metadata, as make build links it; kustomize from the module
+# proxy), the base files the host's.
 #
 #   function  hack/image/function.json: a distroless-style static base
 #             (passwd/group with root and nobody, the CA bundle, /tmp) and
@@ -16,8 +17,8 @@
 #             plugin.yaml where argocd-cmp-server reads it; user 999
 #
 # Usage: hack/image/build.sh function|sidecar OUT
-#   IMAGE, VERSION, COMMIT   the reference and the labels' release metadata
-#   JOBSET_FLUX_BIN          the static binary (default bin/jobset-flux)
+#   IMAGE, VERSION, COMMIT   the reference, and the release metadata of the
+#                            labels and of the binary (main.version, main.commit)
 #   KUSTOMIZE_VERSION        sidecar: the kustomize to build
 # Writes OUT/oci (the layout), OUT/image.tar (for `docker load`),
 # OUT/refs.txt and OUT/build.log, replacing OUT only when complete, and
@@ -31,7 +32,6 @@ mode=${1:-}
 out=${2:-}
 [[ ($mode == function || $mode == sidecar) && -n $out ]] || { echo "usage: $0 function|sidecar OUT" >&2; exit 2; }
 : "${IMAGE:?IMAGE not set}" "${VERSION:?VERSION not set}" "${COMMIT:?COMMIT not set}"
-bin=${JOBSET_FLUX_BIN:-$repo/bin/jobset-flux}
 certs=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 busybox=${BUSYBOX:-/bin/busybox}
 cache_root=${JOBSET_FLUX_CACHE:-$HOME/.cache/jobset-flux}
@@ -79,10 +79,20 @@ kustomize_bin() {
   echo "$dir/kustomize"
 }
 
+# jobset_flux DEST: the function, linked with VERSION and COMMIT every
+# time (bin/jobset-flux is not relinked when only COMMIT moves); the Go
+# build cache makes that a link.
+jobset_flux() {
+  (cd "$repo" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath \
+    -ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT" -o "$1" ./fn)
+  static "$1"
+}
+
 stage_function() {
   local s=$1
   accounts "$s/static"
-  install -D -m 0755 "$bin" "$s/app/usr/local/bin/jobset-flux"
+  install -d -m 0755 "$s/app/usr/local/bin"
+  jobset_flux "$s/app/usr/local/bin/jobset-flux"
 }
 
 stage_sidecar() {
@@ -96,14 +106,13 @@ stage_sidecar() {
   install -d -m 0755 "$s/busybox/home/argocd"
   k=$(kustomize_bin)
   static "$k"
-  install -D -m 0755 "$bin" "$s/app/usr/local/bin/jobset-flux"
+  install -d -m 0755 "$s/app/usr/local/bin"
+  jobset_flux "$s/app/usr/local/bin/jobset-flux"
   install -m 0755 "$k" "$s/app/usr/local/bin/kustomize"
   install -m 0755 "$repo/deploy/argocd/jobset-flux-cmp" "$s/app/usr/local/bin/jobset-flux-cmp"
   install -D -m 0644 "$repo/deploy/argocd/plugin.yaml" "$s/app/home/argocd/cmp-server/config/plugin.yaml"
 }
 
-[[ -x $bin ]] || die "$bin not found (make build)"
-static "$bin"
 tools=$(dirname "$(bash "$repo/hack/kube/registry/build.sh" | tail -n 1)")
 new=$out.new
 rm -rf "$new"
