@@ -1,13 +1,13 @@
 # Container images: the function's and the Argo CD sidecar's (mk/argocd.mk),
 # built like the test cluster's with the one image toolchain: ocibuild
-# (hack/kube/registry, go-containerregistry) assembles them from the static
-# binaries make builds and a few host files (hack/image/build.sh). No
+# (hack/kube/registry, go-containerregistry) assembles them from static
+# binaries built on the host and a few host files (hack/image/build.sh). No
 # Docker, no registry, no network; the same inputs give the same digest.
 # Release metadata (VERSION, IMAGE, COMMIT) comes from the Makefile.
 #
 #   make image        $(IMAGE_OUT)/oci (OCI layout) and image.tar (docker load)
 #   make image-test   build, then run test/image against the image
-#   make bin/crane    the library's CLI, to push: bin/crane push $(IMAGE_OUT)/image.tar $(IMAGE)
+#   make crane        the library's CLI, to push: bin/crane push _out/image/image.tar $(IMAGE)
 #
 # Docker is only the runtime the tests run the image with: kustomize runs
 # container functions with `docker run` (kyaml's container runtime names
