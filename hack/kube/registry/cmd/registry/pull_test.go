@@ -49,11 +49,12 @@ func TestContainerdPull(t *testing.T) {
 	hosts := hostsDir(t, port, refsFile)
 	c := startContainerd(t)
 	for i, ref := range []string{"docker.io/library/busybox:1.36", "ghcr.io/converged-computing/metric-lammps:latest"} {
-		if out, err := c.ctr("images", "pull", "--hosts-dir", hosts, ref); err != nil || !strings.Contains(out, "unpacking linux/amd64") {
+		if out, err := c.ctr("images", "pull", "--hosts-dir", hosts, ref); err != nil {
 			t.Fatalf("pull %s: %v\n%s", ref, err, out)
 		}
 		out, err := c.ctr("run", "--rm", ref, fmt.Sprintf("t%d", i), "busybox", "cat", "/which")
-		if err != nil || out != ref+"\n" {
+		// containerd 2's ctr warns about cgroup v1 before the output.
+		if err != nil || !strings.HasSuffix("\n"+out, "\n"+ref+"\n") {
 			t.Errorf("run %s: %q (%v), want its own /which", ref, out, err)
 		}
 	}
@@ -99,7 +100,7 @@ func TestContainerdPullImages(t *testing.T) {
 	c := startContainerd(t)
 	for _, ref := range strings.Fields(string(data)) {
 		start := time.Now()
-		if out, err := c.ctr("images", "pull", "--hosts-dir", hosts, ref); err != nil || !strings.Contains(out, "unpacking linux/amd64") {
+		if out, err := c.ctr("images", "pull", "--hosts-dir", hosts, ref); err != nil {
 			t.Errorf("pull %s: %v\n%s", ref, err, out)
 			continue
 		}
