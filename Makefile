@@ -82,7 +82,7 @@ test: system-deps build $(BIN)/kustomize
 	$(MAKE) --no-print-directory test-lane-alone
 
 # Inside a lane everything runs one at a time, as in a plain make TARGET:
-# recipes such as image-test's "image-build image-test-run" rely on it. A
+# targets such as image-test (its image built before it is loaded) rely on it. A
 # lane's sub-make must not take the free job slot of the other lane.
 ifneq ($(TEST_LANE),)
 .NOTPARALLEL:

@@ -1,38 +1,36 @@
-# Container image: build it, run it for real (kpt, kustomize, docker), check
-# its metadata. Release metadata (VERSION, IMAGE, COMMIT) comes from the
-# Makefile; nothing here repeats it.
+# Container images: the function's and the Argo CD sidecar's (mk/argocd.mk),
+# built like the test cluster's with the one image toolchain: ocibuild
+# (hack/kube/registry, go-containerregistry) assembles them from static
+# binaries built on the host and a few host files (hack/image/build.sh). No
+# Docker, no registry, no network; the same inputs give the same digest.
+# Release metadata (VERSION, IMAGE, COMMIT) comes from the Makefile.
 #
-# No registry is needed: by default the image is built FROM local stand-ins of
-# the Dockerfile's public base images (hack/image/base-images.sh makes them from
-# the host's Go toolchain and a few files), Go modules come from a vendor tree
-# made on the host, and the build runs with --network none.
+#   make image        $(IMAGE_OUT)/oci (OCI layout) and image.tar (docker load)
+#   make image-test   build, then run test/image against the image
+#   make crane        the library's CLI, to push: bin/crane push _out/image/image.tar $(IMAGE)
 #
-#   make image                 build $(IMAGE)
-#   make image IMAGE_BASES=public   build FROM the Dockerfile's pinned public images
-#   make image-test            build, then run test/image against the image
-#
-# The engine: $(DOCKER_HOST) when set, else a private dockerd in
+# Docker is only the runtime the tests run the image with: kustomize runs
+# container functions with `docker run` (kyaml's container runtime names
+# no other) and kpt with docker, podman or nerdctl. image-test loads the
+# archive into $(DOCKER_HOST) when set, else into a private dockerd in
 # $(IMAGE_ENGINE_DIR), started when it is not running and stopped (by PID)
-# afterwards by the target that started it (hack/image/engine.sh run). Its
-# data lives outside the clone, like every other cache: the layers that
-# compile the dependencies are reused by the next clone's build (docker keys
-# them by content), so a fresh CI clone compiles only this module.
+# afterwards by the target that started it (hack/image/engine.sh run).
 
-IMAGE_BASES ?= local
 IMAGE_ENGINE_DIR ?= $(or $(JOBSET_FLUX_CACHE),$(HOME)/.cache/jobset-flux)/engine
-IMAGE_GOMOD := _out/image/gomod
-IMAGE_BUILD_FLAGS ?=
+IMAGE_OUT := $(CURDIR)/_out/image
 IMAGE_TEST_FLAGS ?=
 KPT ?= $(BIN)/kpt
+# The crane of the go-containerregistry version hack/kube/registry builds with.
+CRANE_VERSION := $(shell awk '$$1 == "github.com/google/go-containerregistry" { print $$2 }' hack/kube/registry/go.mod)
 
 INTEGRATION_TESTS += image-test
 
 IMAGE_ENGINE := ENGINE_DIR=$(IMAGE_ENGINE_DIR) hack/image/engine.sh
-# The sub-make builds and tests with the metadata read once here: COMMIT
-# follows HEAD, which may move while a build runs.
+# The sub-make tests with the metadata read once here: COMMIT follows HEAD,
+# which may move while a build runs.
 IMAGE_PIN = VERSION='$(VERSION)' COMMIT='$(COMMIT)' IMAGE='$(IMAGE)'
 
-.PHONY: image image-build image-vendor image-test image-test-run print-image print-image-vars engine-start engine-stop
+.PHONY: image image-test image-test-run print-image print-image-vars engine-start engine-stop
 
 ## print-image: the image reference (krmfunction.yaml's runtime.container.image must equal it).
 print-image:
@@ -40,45 +38,26 @@ print-image:
 
 # print-image-vars: what test/image reads when run by hand.
 print-image-vars:
-	@printf 'IMAGE=%s\nVERSION=%s\nCOMMIT=%s\n' '$(IMAGE)' '$(VERSION)' '$(COMMIT)'
+	@printf 'IMAGE=%s\nVERSION=%s\nCOMMIT=%s\nIMAGE_OUT=%s\n' '$(IMAGE)' '$(VERSION)' '$(COMMIT)' '$(IMAGE_OUT)'
 
-## image: build the function image $(IMAGE) (starts and stops a private engine if needed).
+## image: build the function image $(IMAGE) into _out/image (OCI layout and docker load archive; no engine).
 image:
-	$(IMAGE_ENGINE) run -- $(MAKE) --no-print-directory $(IMAGE_PIN) image-build
+	$(IMAGE_PIN) hack/image/build.sh function '$(IMAGE_OUT)'
 
-# image-vendor: the module sources the Dockerfile builds from without network,
-# and the list of dependencies it compiles in a layer of their own. Made
-# fresh each time (~5 s): a new import of an already required module changes
-# both without touching go.mod.
-image-vendor:
-	hack/image/vendor.sh $(IMAGE_GOMOD)
-
-# image-build: needs a reachable engine (use "make image" otherwise).
-image-build: image-vendor
-	bases=(); \
-	if [[ '$(IMAGE_BASES)' == local ]]; then \
-	  out=$$(hack/image/base-images.sh); \
-	  for kv in $$out; do bases+=(--build-arg "$$kv"); done; \
-	fi; \
-	docker build --network none \
-	  "$${bases[@]}" \
-	  --build-arg GOPROXY=off \
-	  --build-arg VERSION='$(VERSION)' \
-	  --build-arg COMMIT='$(COMMIT)' \
-	  $(IMAGE_BUILD_FLAGS) -t '$(IMAGE)' .
-	@docker image inspect --format 'image: {{index .RepoTags 0}} {{.Size}} bytes, user {{.Config.User}}' '$(IMAGE)'
-
-## image-test: build the image, then test it with docker, kpt and kustomize (test/image).
-image-test: build $(BIN)/kustomize $(BIN)/kpt
-	$(IMAGE_ENGINE) run -- $(MAKE) --no-print-directory $(IMAGE_PIN) image-build image-test-run
+## image-test: build the image, load it into a docker engine, test it with docker, kpt and kustomize (test/image).
+image-test: image build $(BIN)/kustomize $(BIN)/kpt
+	$(IMAGE_ENGINE) run -- $(MAKE) --no-print-directory $(IMAGE_PIN) image-test-run
 
 image-test-run:
+	docker load -i '$(IMAGE_OUT)/image.tar'
 	cd test/image && \
-	  IMAGE='$(IMAGE)' IMAGE_VERSION='$(VERSION)' IMAGE_COMMIT='$(COMMIT)' \
-	  IMAGE_BASE="$$( [[ '$(IMAGE_BASES)' == local ]] && echo local/static:nobody || echo public )" \
+	  IMAGE='$(IMAGE)' IMAGE_VERSION='$(VERSION)' IMAGE_COMMIT='$(COMMIT)' IMAGE_OUT='$(IMAGE_OUT)' \
 	  JOBSET_FLUX_BIN='$(BIN)/jobset-flux' KUSTOMIZE_BIN='$(BIN)/kustomize' KPT_BIN='$(KPT)' \
 	  EXAMPLE_SEED='$(EXAMPLE_SEED)' REPO_ROOT='$(CURDIR)' \
 	  go test -count=1 -timeout 20m $(IMAGE_TEST_FLAGS) ./...
+
+$(BIN)/crane:
+	GOBIN=$(BIN) CGO_ENABLED=0 go install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
 
 ## engine-start / engine-stop: the private dockerd, for working by hand
 ## (eval "$$(hack/image/engine.sh env)" points the docker CLI at it).

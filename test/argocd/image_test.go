@@ -13,7 +13,7 @@ import (
 )
 
 // TestSidecarImage checks the sidecar image built from
-// deploy/argocd/Dockerfile.sidecar (make test-argocd-image sets
+// hack/image/sidecar.json by hack/image/build.sh (make test-argocd-image sets
 // SIDECAR_IMAGE and copies its files to SIDECAR_ROOT, which the other tests
 // of this package then run): its user, size and entrypoint, that its shell
 // has what jobset-flux-cmp runs, and that its binaries are the release's.

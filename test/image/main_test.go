@@ -4,16 +4,15 @@
 // `kustomize build --enable-alpha-plugins` (`container:` function spec),
 // comparing every output with the exec binary's on every example.
 //
-// `make image-test` builds the image and runs this package with the
-// environment below. By hand: start an engine, `make image`, then
-// `cd test/image && go test ./...` (defaults come from `make print-image-vars`).
+// `make image-test` builds the image (hack/image/build.sh, no engine), loads
+// it into a docker engine and runs this package with the environment below.
+// By hand: start an engine, `make image`, `docker load -i _out/image/image.tar`,
+// then `cd test/image && go test ./...` (defaults come from `make print-image-vars`).
 //
 //	IMAGE            image under test (default: the Makefile's IMAGE)
 //	IMAGE_VERSION    version the image must report (default: the Makefile's VERSION)
 //	IMAGE_COMMIT     commit the image must report (default: the Makefile's COMMIT)
-//	IMAGE_BASE       base it was built FROM: local/static:nobody (the default;
-//	                 the file list must then match exactly) or "public" (the
-//	                 Dockerfile's BASE_IMAGE) or any image reference
+//	IMAGE_OUT        the build's output (OCI layout in oci/; default: the Makefile's)
 //	JOBSET_FLUX_BIN  the exec binary to compare with (default ../../bin/jobset-flux)
 //	KUSTOMIZE_BIN    (default ../../bin/kustomize)
 //	KPT_BIN          (default kpt on PATH)
@@ -47,9 +46,6 @@ const seedEnv = "JOBSET_FLUX_KEY_SEED"
 // defaultSeed is the public seed the examples' expected output is made with.
 const defaultSeed = "jobset-flux-example-seed-0123456789abcdef"
 
-// localBase is the base image hack/image/base-images.sh makes.
-const localBase = "local/static:nobody"
-
 // commandTimeout bounds one docker, kpt or kustomize run.
 const commandTimeout = 3 * time.Minute
 
@@ -58,7 +54,7 @@ type config struct {
 	image     string
 	version   string
 	commit    string
-	base      string
+	out       string // the build's output directory
 	bin       string // jobset-flux exec binary
 	kustomize string
 	kpt       string
@@ -96,13 +92,13 @@ func loadConfig() (config, error) {
 		image:     os.Getenv("IMAGE"),
 		version:   os.Getenv("IMAGE_VERSION"),
 		commit:    os.Getenv("IMAGE_COMMIT"),
-		base:      envOr("IMAGE_BASE", localBase),
+		out:       os.Getenv("IMAGE_OUT"),
 		bin:       envOr("JOBSET_FLUX_BIN", filepath.Join(root, "bin", "jobset-flux")),
 		kustomize: envOr("KUSTOMIZE_BIN", filepath.Join(root, "bin", "kustomize")),
 		kpt:       envOr("KPT_BIN", "kpt"),
 		seed:      envOr("EXAMPLE_SEED", defaultSeed),
 	}
-	if c.image == "" || c.version == "" || c.commit == "" {
+	if c.image == "" || c.version == "" || c.commit == "" || c.out == "" {
 		vars, err := makeVars(root, os.Environ())
 		if err != nil {
 			return config{}, err
@@ -110,12 +106,7 @@ func loadConfig() (config, error) {
 		c.image = cmpOr(c.image, vars["IMAGE"])
 		c.version = cmpOr(c.version, vars["VERSION"])
 		c.commit = cmpOr(c.commit, vars["COMMIT"])
-	}
-	if c.base == "public" {
-		c.base, err = dockerfileBase(root)
-		if err != nil {
-			return config{}, err
-		}
+		c.out = cmpOr(c.out, vars["IMAGE_OUT"])
 	}
 	return c, nil
 }
@@ -154,26 +145,12 @@ func makeVars(root string, env []string) (map[string]string, error) {
 		}
 		vars[k] = v
 	}
-	for _, k := range []string{"IMAGE", "VERSION", "COMMIT"} {
+	for _, k := range []string{"IMAGE", "VERSION", "COMMIT", "IMAGE_OUT"} {
 		if vars[k] == "" {
 			return nil, fmt.Errorf("make print-image-vars: no %s in %q", k, out)
 		}
 	}
 	return vars, nil
-}
-
-// dockerfileBase is the default of the Dockerfile's BASE_IMAGE build arg.
-func dockerfileBase(root string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ARG BASE_IMAGE="); ok {
-			return strings.Trim(v, `"`), nil
-		}
-	}
-	return "", fmt.Errorf("Dockerfile: no ARG BASE_IMAGE=...")
 }
 
 // unavailable fails the test in CI and skips it elsewhere.

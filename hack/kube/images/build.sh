@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds (or finds in the cache) the container images of the test cluster,
-# as one OCI image layout, without Docker: every image jobset-flux's
-# examples and tests name, under its real reference (images.json, roles in
-# images.txt, what each is in README.md). The registry in hack/kube/registry
+# as one OCI image layout, without Docker (hack/kube/registry's ocibuild, on
+# go-containerregistry): every image jobset-flux's examples and tests name,
+# under its real reference (images.json, roles in images.txt, what each is
+# in README.md). The registry in hack/kube/registry
 # serves them to containerd, so rendered JobSets run unchanged.
 #
 # Usage: hack/kube/images/build.sh [FLUX_SRC]
@@ -129,7 +130,7 @@ install -D -m 0755 "$tools/pause" "$stage/pause/pause"
 
 log "writing the OCI layout"
 BASE_ROOT=$base/rootfs MPI_LAYER=$mpi/layer VIEW=$view STANDINS=$here/standins STAGE=$stage \
-  "$tools/ocibuild" -spec "$here/images.json" -out "$tmp" 2> >(tee "$tmp/build.log" >&2)
+  "$tools/ocibuild" -spec "$here/images.json" -out "$tmp" 2>&1 | tee "$tmp/build.log" >&2
 cp "$base/packages.txt" "$tmp/base-packages.txt"
 cp "$mpi/packages.txt" "$tmp/mpi-packages.txt"
 rm -rf "$stage"

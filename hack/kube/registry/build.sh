@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds (or finds in the cache) the test cluster's image tools, static Go
-# programs from this module:
+# Builds (or finds in the cache) the project's image tools, static Go
+# programs from this module, on go-containerregistry:
 #   registry   the read-only registry containerd pulls the test images from
-#   ocibuild   the OCI image layout writer (hack/kube/images/build.sh)
+#   ocibuild   the OCI image builder (hack/kube/images/build.sh for the
+#              test cluster, hack/image/build.sh for the function and the
+#              Argo CD sidecar)
 #   pause      the pod sandbox program (image jobset-flux.test/pause:1)
 #
 # Usage: hack/kube/registry/build.sh

@@ -1,13 +1,15 @@
-// Command ocibuild writes the OCI image layout described by a spec file
-// (hack/kube/images/images.json): each layer once from a directory tree,
-// then each image as a configuration and manifest over its layers, named in
-// index.json by its full reference.
+// Command ocibuild writes the OCI image layout a spec file describes
+// (hack/kube/images/images.json for the test cluster, hack/image/*.json for
+// the function and the Argo CD sidecar): each layer once, a reproducible tar
+// of a directory tree, then each image assembled over its layers with
+// go-containerregistry and named in index.json by its full reference.
 //
-//	ocibuild -spec images.json -out DIR
+//	ocibuild -spec SPEC.json -out DIR [-tarball FILE]
 //
-// DIR gets oci/ (the layout) and refs.txt (one reference per line). Layer
-// roots in the spec may name environment variables (${VIEW}/full), set by
-// the caller (hack/kube/images/build.sh).
+// DIR gets oci/ (the layout) and refs.txt (one reference per line, sorted).
+// -tarball also writes every image, tagged, as a `docker load` archive.
+// ${NAME} anywhere in the spec is the environment's NAME; an unset or empty
+// one is an error, not an empty string (a layer root of "/full").
 package main
 
 import (
@@ -21,22 +23,27 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jobset-flux/jobset-flux/hack/kube/registry/oci"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// Spec is the images.json document.
+// Spec is a spec file.
 type Spec struct {
 	// MTime clamps every entry's modification time (RFC 3339).
 	MTime  string               `json:"mtime"`
-	Gzip   bool                 `json:"gzip"`
 	Layers map[string]LayerSpec `json:"layers"`
 	Images []ImageSpec          `json:"images"`
 }
 
 // LayerSpec is one layer: a directory tree.
 type LayerSpec struct {
-	Root      string `json:"root"`
-	Normalize bool   `json:"normalize,omitempty"`
+	Root string `json:"root"`
+	// Normalize makes every entry root-owned, 0755 (directories and files
+	// with an execute bit) or 0644: for trees checked out of git, whose
+	// owners and group/other bits depend on the clone.
+	Normalize bool `json:"normalize,omitempty"`
+	// RootOwned makes every entry root-owned and keeps its mode: for trees
+	// a build staged as whichever user ran it.
+	RootOwned bool `json:"rootOwned,omitempty"`
 	// Comment says what the layer holds; not used.
 	Comment string `json:"comment,omitempty"`
 }
@@ -44,75 +51,81 @@ type LayerSpec struct {
 // ImageSpec is one image: its reference, its role for the tests, its
 // layers bottom first and its container configuration.
 type ImageSpec struct {
-	Ref     string              `json:"ref"`
-	Role    string              `json:"role"`
-	Layers  []string            `json:"layers"`
-	Config  oci.ContainerConfig `json:"config"`
-	Comment string              `json:"comment,omitempty"`
+	Ref     string    `json:"ref"`
+	Role    string    `json:"role,omitempty"`
+	Layers  []string  `json:"layers"`
+	Config  v1.Config `json:"config"`
+	Comment string    `json:"comment,omitempty"`
 }
 
 func main() {
 	specPath := flag.String("spec", "", "the images spec (JSON)")
 	out := flag.String("out", "", "output directory: gets oci/ and refs.txt")
+	tarPath := flag.String("tarball", "", "also write the images as a docker load archive here")
 	flag.Parse()
 	if *specPath == "" || *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: ocibuild -spec images.json -out DIR")
+		fmt.Fprintln(os.Stderr, "usage: ocibuild -spec SPEC.json -out DIR [-tarball FILE]")
 		os.Exit(2)
 	}
-	if err := run(*specPath, *out); err != nil {
+	if err := run(*specPath, *out, *tarPath); err != nil {
 		fmt.Fprintln(os.Stderr, "ocibuild:", err)
 		os.Exit(1)
 	}
 }
 
-func run(specPath, out string) error {
-	spec, err := readSpec(specPath)
+func run(specPath, out, tarPath string) error {
+	spec, mtime, err := readSpec(specPath)
 	if err != nil {
 		return err
 	}
-	mtime, err := time.Parse(time.RFC3339, spec.MTime)
-	if err != nil {
-		return fmt.Errorf("%s: mtime: %w", specPath, err)
-	}
-	layout := oci.Layout{Dir: filepath.Join(out, "oci")}
-	if err := layout.Init(); err != nil {
+	work := filepath.Join(out, ".layers")
+	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	layers, err := writeLayers(layout, spec, oci.LayerOptions{Gzip: spec.Gzip, MTime: mtime})
+	defer os.RemoveAll(work)
+	layers, err := buildLayers(spec, mtime, work)
 	if err != nil {
 		return err
 	}
-	var refs []string
-	for _, img := range spec.Images {
-		var ls []oci.Layer
-		var size int64
-		for _, name := range img.Layers {
-			ls = append(ls, layers[name])
-			size += layers[name].Size
-		}
-		desc, err := layout.AddImage(oci.ImageSpec{Ref: img.Ref, Config: img.Config}, ls)
-		if err != nil {
+	images, err := buildImages(spec, layers)
+	if err != nil {
+		return err
+	}
+	if err := writeLayout(filepath.Join(out, "oci"), images); err != nil {
+		return err
+	}
+	if tarPath != "" {
+		if err := writeTarball(tarPath, images); err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "ocibuild: %s %s (%d layers, %.1f MB)\n", img.Ref, desc.Digest, len(ls), float64(size)/1e6)
-		refs = append(refs, img.Ref)
 	}
-	sort.Strings(refs)
+	var refs []string
+	for _, img := range images {
+		refs = append(refs, img.ref)
+	}
 	return os.WriteFile(filepath.Join(out, "refs.txt"), []byte(strings.Join(refs, "\n")+"\n"), 0o644)
 }
 
-// readSpec reads and checks the spec: every image's layers exist, no
-// reference appears twice, every layer root's variables are set.
-func readSpec(path string) (Spec, error) {
-	var spec Spec
+// readSpec reads the spec with ${NAME} expanded and checks it: a valid
+// mtime, every image's layers exist, no reference appears twice.
+func readSpec(path string) (Spec, time.Time, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Spec{}, fmt.Errorf("read spec: %w", err)
+		return Spec{}, time.Time{}, fmt.Errorf("read spec: %w", err)
 	}
-	if err := json.Unmarshal(data, &spec); err != nil {
-		return Spec{}, fmt.Errorf("parse %s: %w", path, err)
+	text, err := expand(string(data))
+	if err != nil {
+		return Spec{}, time.Time{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var spec Spec
+	if err := json.Unmarshal([]byte(text), &spec); err != nil {
+		return Spec{}, time.Time{}, fmt.Errorf("parse %s: %w", path, err)
 	}
 	var problems []error
+	mtime, err := time.Parse(time.RFC3339, spec.MTime)
+	if err != nil {
+		problems = append(problems, fmt.Errorf("mtime: %w", err))
+	}
 	refs := map[string]bool{}
 	for _, img := range spec.Images {
 		if refs[img.Ref] {
@@ -125,22 +138,14 @@ func readSpec(path string) (Spec, error) {
 			}
 		}
 	}
-	for name, ls := range spec.Layers {
-		root, err := expand(ls.Root)
-		if err != nil {
-			problems = append(problems, fmt.Errorf("layer %s: %w", name, err))
-		}
-		ls.Root = root
-		spec.Layers[name] = ls
-	}
 	if err := errors.Join(problems...); err != nil {
-		return Spec{}, fmt.Errorf("%s: %w", path, err)
+		return Spec{}, time.Time{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return spec, nil
+	return spec, mtime, nil
 }
 
-// expand replaces ${NAME} in s with the environment's value; an unset or
-// empty variable is an error, not an empty string (a root of "/full").
+// expand replaces ${NAME} with the environment's value; unset or empty
+// variables are an error naming them all.
 func expand(s string) (string, error) {
 	var missing []string
 	out := os.Expand(s, func(name string) string {
@@ -151,37 +156,8 @@ func expand(s string) (string, error) {
 		return v
 	})
 	if len(missing) > 0 {
-		return "", fmt.Errorf("%s: %s not set", s, strings.Join(missing, ", "))
+		sort.Strings(missing)
+		return "", fmt.Errorf("%s not set", strings.Join(missing, ", "))
 	}
 	return out, nil
-}
-
-// writeLayers writes the layers the images use, in name order, once each.
-func writeLayers(layout oci.Layout, spec Spec, opts oci.LayerOptions) (map[string]oci.Layer, error) {
-	used := map[string]bool{}
-	for _, img := range spec.Images {
-		for _, name := range img.Layers {
-			used[name] = true
-		}
-	}
-	names := make([]string, 0, len(used))
-	for name := range used {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	layers := map[string]oci.Layer{}
-	for _, name := range names {
-		ls := spec.Layers[name]
-		o := opts
-		o.Normalize = ls.Normalize
-		start := time.Now()
-		ly, err := layout.WriteLayer(ls.Root, o)
-		if err != nil {
-			return nil, fmt.Errorf("layer %s: %w", name, err)
-		}
-		fmt.Fprintf(os.Stderr, "ocibuild: layer %s: %s, %.1f MB tar, %.1f MB blob, %.1fs\n",
-			name, ly.Digest, float64(ly.TarSize)/1e6, float64(ly.Size)/1e6, time.Since(start).Seconds())
-		layers[name] = ly
-	}
-	return layers, nil
 }

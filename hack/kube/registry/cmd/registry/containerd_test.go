@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobset-flux/jobset-flux/hack/kube/registry/oci"
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
@@ -136,10 +136,11 @@ func (c *containerd) stop(t *testing.T) {
 	}
 }
 
-// serve runs the registry on a free loopback port for the test.
-func serve(t *testing.T, layout oci.Layout, log io.Writer) (port int) {
+// serve runs the registry on a free loopback port for the test, its
+// request log going to log.
+func serve(t *testing.T, layoutDir string, w io.Writer) (port int) {
 	t.Helper()
-	s, err := newServer(layout, log)
+	h, _, err := newRegistry(layoutDir, log.New(w, "", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func serve(t *testing.T, layout oci.Layout, log io.Writer) (port int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: s.logged(s)}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().(*net.TCPAddr).Port

@@ -56,8 +56,8 @@ func TestCRIPull(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	for _, want := range []string{"HEAD /v2/library/busybox/manifests/1.36?ns=docker.io 200",
-		"HEAD /v2/converged-computing/metric-lammps/manifests/latest?ns=ghcr.io 200"} {
+	for _, want := range []string{"HEAD /v2/docker.io/library/busybox/manifests/1.36?ns=docker.io\n",
+		"HEAD /v2/ghcr.io/converged-computing/metric-lammps/manifests/latest?ns=ghcr.io\n"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("registry log lacks %q:\n%s", want, log.String())
 		}

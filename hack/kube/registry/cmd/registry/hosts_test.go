@@ -12,7 +12,8 @@ import (
 var hostsScript = filepath.Join("..", "..", "..", "images", "hosts.sh")
 
 // TestHostsScript: one hosts.toml per registry host of the references,
-// server and mirror both the local registry, pull and resolve only.
+// server and mirror both the local registry under the host's prefix, pull
+// and resolve only.
 func TestHostsScript(t *testing.T) {
 	dir := t.TempDir()
 	refs := filepath.Join(dir, "refs.txt")
@@ -40,7 +41,8 @@ func TestHostsScript(t *testing.T) {
 			lines = append(lines, l)
 		}
 	}
-	want := []string{`server = "http://127.0.0.1:25000"`, `[host."http://127.0.0.1:25000"]`, `capabilities = ["pull", "resolve"]`}
+	want := []string{`server = "http://127.0.0.1:25000/v2/ghcr.io"`, `override_path = true`,
+		`[host."http://127.0.0.1:25000/v2/ghcr.io"]`, `capabilities = ["pull", "resolve"]`, `override_path = true`}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("ghcr.io/hosts.toml:\n%s\nwant:\n%s", data, strings.Join(want, "\n"))
 	}
