@@ -50,7 +50,7 @@ func TestTemplateMatchesKustomize(t *testing.T) {
 				plain := h.must("template", "hello", chartDir())
 				rendered := h.must(append([]string{"template", "hello", chartDir()}, h.postRender(tc.fnArgs...)...)...)
 				got := objects(t, rendered)
-				for _, id := range []string{"JobSet//hello", "ConfigMap//hello-flux-entrypoint", "Secret//hello-flux-curve"} {
+				for _, id := range []string{"JobSet/default/hello", "ConfigMap/default/hello-flux-entrypoint", "Secret/default/hello-flux-curve"} {
 					if got[id] == nil {
 						t.Errorf("helm template through jobset-flux lacks %s:\n%s", id, rendered)
 					}
@@ -120,7 +120,7 @@ func TestSeedKeepsRendersEqual(t *testing.T) {
 			}
 			h.seed = ""
 			first, second := objects(t, h.must(args...)), objects(t, h.must(args...))
-			s1, s2 := first["Secret//hello-flux-curve"], second["Secret//hello-flux-curve"]
+			s1, s2 := first["Secret/default/hello-flux-curve"], second["Secret/default/hello-flux-curve"]
 			if s1 == nil || s2 == nil {
 				t.Fatal("no Secret hello-flux-curve in the renders without a seed")
 			}
