@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
@@ -184,5 +186,21 @@ func TestHelp(t *testing.T) {
 	}
 	if strings.Contains(stderr, "Settings:") {
 		t.Errorf("a usage error prints the whole help:\n%s", stderr)
+	}
+}
+
+// stdin's read errors end a render of "-" as they end one of stdin
+// without it: too large is a usage error that says how to raise the
+// limit; a failed read is a problem of the function's.
+func TestStdinPathReadErrors(t *testing.T) {
+	code, out, stderr := runFn(t, []string{"--max-input", "64", "-"}, goodJobSet)
+	if code != exitUsage || out != "" || !strings.Contains(stderr, "--max-input") {
+		t.Errorf("over the limit: exit %d, stderr %q; want %d and how to raise it", code, stderr, exitUsage)
+	}
+	t.Setenv(transform.SeedEnv, testSeed)
+	var outb, errb strings.Builder
+	code = run([]string{"-"}, iotest.ErrReader(errors.New("disk on fire")), &outb, &errb)
+	if code != exitProblem || outb.Len() != 0 || !strings.Contains(errb.String(), "disk on fire") {
+		t.Errorf("a failed read: exit %d, stderr %q; want %d and the cause", code, errb.String(), exitProblem)
 	}
 }
