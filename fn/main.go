@@ -2,6 +2,7 @@
 //
 //	jobset-flux                          KRM function: ResourceList on stdin and stdout
 //	jobset-flux [--config F] FILE|DIR... standalone: plain YAML in, rendered YAML out
+//	jobset-flux [--config F] -           the same for the plain YAML on stdin (Helm)
 //	jobset-flux keygen [flags]           write a CURVE certificate or a Secret manifest
 //	jobset-flux version                  print version information
 package main
@@ -53,7 +54,7 @@ func runWith(mem memory, args []string, stdin io.Reader, stdout, stderr io.Write
 			return keygen(args[1:], stdout, stderr)
 		}
 	}
-	opts, code := parseFlags(args, stderr)
+	opts, code := parseFlags(args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -67,6 +68,9 @@ func runWith(mem memory, args []string, stdin io.Reader, stdout, stderr io.Write
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
 		return exitProblem
+	}
+	if namesStdin(opts.paths) {
+		return runStdinPath(proc, opts, stdin, stdout, stderr)
 	}
 	if len(opts.paths) > 0 {
 		return runFiles(proc, opts, stdout, stderr)
@@ -115,7 +119,7 @@ type options struct {
 
 // parseFlags reads the command line of a render. The exit code is -1
 // when the render should go on.
-func parseFlags(args []string, stderr io.Writer) (options, int) {
+func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	var opts options
 	flags := flag.NewFlagSet("jobset-flux", flag.ContinueOnError)
 	flags.SetOutput(stderr)
@@ -123,14 +127,15 @@ func parseFlags(args []string, stderr io.Writer) (options, int) {
 	flags.StringVar(&opts.seedFile, "key-seed-file", "", "file holding the secret seed for reproducible CURVE keys (overrides "+transform.SeedFileEnv+")")
 	flags.BoolVar(&opts.verbose, "v", false, "also print info results (fields set on your behalf) on stderr")
 	maxInput := flags.String("max-input", "", "bytes read at most from stdin and from each input file, e.g. 512Mi (default 256Mi, or "+MaxInputEnv+")")
-	flags.Usage = func() {
-		fmt.Fprintf(stderr, "Usage:\n  jobset-flux                           run as a KRM function (ResourceList on stdin)\n  jobset-flux [flags] [FILE|DIR ...]    render plain YAML files (stdin when none)\n  jobset-flux keygen [flags]            write a CURVE certificate or Secret\n  jobset-flux version\n\nFlags:\n")
-		flags.PrintDefaults()
-	}
+	// Help goes to stdout (kpt fn doc shows only that), the usage after
+	// an error to stderr.
+	flags.Usage = func() {}
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdout, flags)
 			return opts, exitOK
 		}
+		printUsage(stderr, flags)
 		return opts, exitUsage
 	}
 	opts.paths = flags.Args()

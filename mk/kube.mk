@@ -42,7 +42,12 @@ test-kube: build $(BIN)/kustomize
 	flock -n $(KUBE_SESSION_LOCK) true || echo "test-kube: another test-kube holds $(KUBE_SESSION_LOCK); waiting"
 	flock -o $(KUBE_SESSION_LOCK) $(MAKE) --no-print-directory kube-session
 
-# kube-session is test-kube's body, run under its lock.
+# kube-session is test-kube's body, run under its lock. Other suites that
+# need the cluster add the name of a variable holding a shell command to
+# KUBE_SESSION_SUITES (mk/helm.mk): each runs after test/kube, in a
+# subshell, with KUBECONFIG and KUBECTL exported. A command, not a
+# $(MAKE) call: make -n runs recipe lines that hold $(MAKE), and this
+# one starts the cluster.
 .PHONY: kube-session
 kube-session:
 	trap 'rc=$$?; $(KUBE_CLUSTER) down; exit $$rc' EXIT; \
@@ -50,7 +55,8 @@ kube-session:
 	eval "$$($(KUBE_CLUSTER) env)"; \
 	cd test/kube && \
 	  KUBECONFIG=$$KUBECONFIG KUBECTL=$$KUBECTL JOBSET_FLUX_BIN=$(BIN)/jobset-flux \
-	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./...
+	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./... \
+	  $(foreach suite,$(KUBE_SESSION_SUITES),&& ($($(suite))))
 
 # Out of make test: it adds about 95 s to the 15-minute budget of a warm
 # make test, and test-kube runs the same image-volume pods on this

@@ -1,0 +1,208 @@
+package helm
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
+)
+
+// cluster is the project's test cluster (hack/kube/cluster.sh), used,
+// never started or stopped: make test-kube's session runs these tests
+// with KUBECONFIG and KUBECTL set (mk/helm.mk).
+type cluster struct {
+	kubectl, kubeconfig string
+}
+
+// needCluster returns the cluster, or fails the test under CI=true (and
+// skips it elsewhere) when there is none.
+func needCluster(t *testing.T) *cluster {
+	t.Helper()
+	needTools(t)
+	c := &cluster{kubectl: os.Getenv("KUBECTL"), kubeconfig: os.Getenv("KUBECONFIG")}
+	if c.kubectl == "" || c.kubeconfig == "" {
+		testsupport.SkipOrFail(t, "no cluster: set KUBECTL and KUBECONFIG (eval \"$(bash hack/kube/cluster.sh env)\"); make test-kube runs these tests")
+	}
+	if _, err := c.run(nil, "get", "--raw", "/readyz"); err != nil {
+		testsupport.SkipOrFail(t, "the cluster is not ready: %v", err)
+	}
+	return c
+}
+
+// run runs kubectl, bounded by two minutes; the error carries stderr.
+func (c *cluster) run(stdin []byte, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.kubectl, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out.String(), nil
+}
+
+// newNamespace creates the test's own namespace and deletes it, with all
+// that is left in it, when the test ends; a failed test first logs its
+// objects and pod logs.
+func (c *cluster) newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	ns := "kt-" + prefix + "-" + hex.EncodeToString(suffix)
+	if _, err := c.run(nil, "create", "namespace", ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := c.run(nil, "get", "-n", ns, "jobsets.jobset.x-k8s.io,jobs,pods,configmaps,secrets", "-o", "wide")
+			ev, _ := c.run(nil, "get", "-n", ns, "events", "--sort-by=.metadata.creationTimestamp")
+			logs, _ := c.run(nil, "logs", "-n", ns, "--all-containers", "--prefix", "-l", "jobset.sigs.k8s.io/jobset-name")
+			t.Logf("namespace %s at failure:\n%s\nevents:\n%s\nlogs:\n%s", ns, out, ev, logs)
+		}
+		if _, err := c.run(nil, "delete", "namespace", ns, "--wait=true", "--timeout=110s"); err != nil {
+			t.Errorf("delete namespace %s: %v", ns, err)
+		}
+	})
+	return ns
+}
+
+// snapshot is what an upgrade that changes nothing leaves alone: each
+// object's uid and resourceVersion (the JobSet's generation instead, as
+// its controller writes its status), and every pod's uid.
+func (c *cluster) snapshot(t *testing.T, ns, release string) map[string]string {
+	t.Helper()
+	out, err := c.run(nil, "get", "-n", ns, "-o", "json",
+		"jobsets.jobset.x-k8s.io/"+release, "configmap/"+release+"-flux-entrypoint", "secret/"+release+"-flux-curve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := c.run(nil, "get", "-n", ns, "pods", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list, podList struct {
+		Items []struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name, UID, ResourceVersion string
+				Generation                 int
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(pods), &podList); err != nil {
+		t.Fatal(err)
+	}
+	snap := map[string]string{}
+	for _, o := range list.Items {
+		version := o.Metadata.ResourceVersion
+		if o.Kind == "JobSet" {
+			version = fmt.Sprintf("generation %d", o.Metadata.Generation)
+		}
+		snap[o.Kind+"/"+o.Metadata.Name] = o.Metadata.UID + " " + version
+	}
+	for _, p := range podList.Items {
+		snap["Pod/"+p.Metadata.Name] = p.Metadata.UID
+	}
+	return snap
+}
+
+// gone waits until none of the release's objects is left.
+func (c *cluster) gone(t *testing.T, ns, release string) {
+	t.Helper()
+	objs := []string{"jobsets.jobset.x-k8s.io/" + release, "configmap/" + release + "-flux-entrypoint", "secret/" + release + "-flux-curve"}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out, err := c.run(nil, append([]string{"get", "-n", ns, "--ignore-not-found", "-o", "name"}, objs...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(out) == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after helm uninstall these objects are still there:\n%s", out)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// helm install of the chart through jobset-flux runs on the real
+// cluster: the JobSet reaches Completed, every pod having run in one
+// Flux instance. helm upgrade of the unchanged chart (the same key
+// seed) changes nothing: the same manifest, no object rewritten, no pod
+// replaced, revision 2 deployed. helm uninstall removes the JobSet and
+// the ConfigMap and Secret the function added, which belong to the
+// release.
+func TestClusterInstallUpgradeUninstall(t *testing.T) {
+	for _, major := range []int{3, 4} {
+		t.Run(fmt.Sprintf("helm%d", major), func(t *testing.T) {
+			t.Parallel()
+			c := needCluster(t)
+			h := newHelm(t, major)
+			h.kubeconfig = c.kubeconfig
+			ns := c.newNamespace(t, fmt.Sprintf("helm%d", major))
+			const release = "hello"
+			chart, err := filepath.Abs(chartDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			deploy := func(verb string) string {
+				h.must(append([]string{verb, release, chart, "--namespace", ns}, h.postRender()...)...)
+				return h.must("get", "manifest", release, "--namespace", ns)
+			}
+			installed := deploy("install")
+			for _, want := range []string{"kind: JobSet", "name: hello-flux-entrypoint", "name: hello-flux-curve"} {
+				if !strings.Contains(installed, want) {
+					t.Errorf("the release's manifest lacks %q:\n%s", want, installed)
+				}
+			}
+			if _, err := c.run(nil, "wait", "-n", ns, "--for=condition=Completed", "--timeout=300s", "jobsets.jobset.x-k8s.io/"+release); err != nil {
+				t.Fatalf("the JobSet did not complete: %v", err)
+			}
+			before := c.snapshot(t, ns, release)
+			upgraded := deploy("upgrade")
+			if upgraded != installed {
+				t.Errorf("helm upgrade of the unchanged chart changed the manifest:\n--- installed\n%s\n--- upgraded\n%s", installed, upgraded)
+			}
+			if after := c.snapshot(t, ns, release); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("helm upgrade of the unchanged chart changed objects or pods:\nbefore %v\nafter  %v", before, after)
+			}
+			checkHistory(t, h.must("history", release, "--namespace", ns, "-o", "json"))
+			h.must("uninstall", release, "--namespace", ns)
+			c.gone(t, ns, release)
+		})
+	}
+}
+
+// checkHistory wants two revisions, the second deployed.
+func checkHistory(t *testing.T, out string) {
+	t.Helper()
+	var revs []struct {
+		Revision int    `json:"revision"`
+		Status   string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &revs); err != nil {
+		t.Fatalf("helm history: %v\n%s", err, out)
+	}
+	if len(revs) != 2 || revs[1].Revision != 2 || revs[1].Status != "deployed" {
+		t.Errorf("helm history: %s; want revision 2 deployed after revision 1", out)
+	}
+}
