@@ -201,14 +201,6 @@ func deployDir(t *testing.T) string {
 	return filepath.Join(root, "deploy", "argocd")
 }
 
-func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // recordedJobSet reads one of testdata/health's JobSets, which must be
 // what a cluster returned (it has a uid and a status).
 func recordedJobSet(t *testing.T, file string) *unstructured.Unstructured {
