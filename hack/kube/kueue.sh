@@ -38,6 +38,10 @@ METRICS_CERT_DIR=/etc/kueue/metrics/certs
 QUEUE_LABEL=kueue.x-k8s.io/queue-name
 WEBHOOKS=(kueue-mutating-webhook-configuration kueue-validating-webhook-configuration)
 
+# make_cert, for the webhook certificate from the cluster's CA.
+# shellcheck source-path=SCRIPTDIR
+source "$here/config.sh"
+
 log() { printf 'kueue: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -97,9 +101,9 @@ cmd_up() {
   BINS=$(cluster_bins)
   KUEUE=$(bash "$here/kueue/build.sh" | tail -n1)
   mkdir -p "$K" "$S/run" "$S/log"
-  write_certs
-  write_config
-  write_webhooks
+  write_kueue_certs
+  write_kueue_config
+  write_kueue_webhooks
   kubectl apply --server-side --force-conflicts -f "$K/crd/" >/dev/null
   wait_for "the Kueue CRDs" 60 crds_established
   start_kueue
@@ -126,12 +130,10 @@ cmd_down() {
 
 # --- files -------------------------------------------------------------------
 
-# write_certs: a serving certificate for 127.0.0.1 from the cluster's CA
+# write_kueue_certs: a serving certificate for 127.0.0.1 from the cluster's CA
 # (hack/kube/config.sh make_cert), for the webhooks and, by the fixed path
 # above, the metrics server.
-write_certs() {
-  # shellcheck source-path=SCRIPTDIR
-  source "$here/config.sh"
+write_kueue_certs() {
   [[ -f $S/pki/ca.key ]] || die "no cluster CA in $S/pki"
   make_cert kueue-webhook kueue-webhook "" "IP:127.0.0.1,DNS:localhost"
   mkdir -p "$K/certs"
@@ -169,11 +171,11 @@ patch_conversion() {
   done
 }
 
-# write_config: Kueue's Configuration. Only the JobSet integration; jobs
+# write_kueue_config: Kueue's Configuration. Only the JobSet integration; jobs
 # without the queue label are not Kueue's; no leader election, no cert
 # rotation (certs by path), no metrics, no visibility API server (an
 # aggregated API would need the cluster to reach this host process).
-write_config() {
+write_kueue_config() {
   cat >"$K/config.yaml" <<EOF
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -210,12 +212,12 @@ featureGates:
 EOF
 }
 
-# write_webhooks: the webhook configurations of the module's
+# write_kueue_webhooks: the webhook configurations of the module's
 # config/components/webhook for Kueue's own kinds and for JobSets (the
 # only integration on), by URL. The JobSet webhooks select only JobSets
 # with the queue label: a JobSet without it never reaches Kueue, so
 # failurePolicy Fail (upstream's) cannot refuse it when Kueue is down.
-write_webhooks() {
+write_kueue_webhooks() {
   local ca url
   ca=$(base64 -w0 <"$S/pki/ca.crt")
   url=https://127.0.0.1:$KUEUE_WEBHOOK_PORT
@@ -342,7 +344,7 @@ wait_for() {
   shift 2
   for ((i = 0; i < secs * 5; i++)); do
     if "$@" >/dev/null 2>&1; then return 0; fi
-    alive || die "Kueue exited while waiting for $what (log: $S/log/kueue.log): $(tail -n 3 "$S/log/kueue.log" 2>/dev/null)"
+    if [[ -f $(pid_file) ]] && ! alive; then die "Kueue exited while waiting for $what (log: $S/log/kueue.log): $(tail -n 3 "$S/log/kueue.log" 2>/dev/null)"; fi
     sleep 0.2
   done
   die "timed out after ${secs} s waiting for $what (log: $S/log/kueue.log)"
