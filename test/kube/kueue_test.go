@@ -241,8 +241,11 @@ func (k *kueueWatch) until(what string, timeout time.Duration, jobSets []string,
 	t := k.n.t
 	t.Helper()
 	for deadline := time.Now().Add(timeout); ; time.Sleep(kueuePoll) {
-		s, err := k.n.snapshot()
+		// The Workloads before the snapshot: a JobSet's end comes before
+		// the quota it frees goes to the next one, so a Workload seen
+		// admitted here is never paired with an older JobSet state.
 		wls := map[string]*workload{}
+		var err error
 		for _, js := range jobSets {
 			w, werr := k.n.workloadOf(js)
 			if werr == nil {
@@ -251,9 +254,13 @@ func (k *kueueWatch) until(what string, timeout time.Duration, jobSets []string,
 					t.Logf("+%s %s: %s", time.Since(k.start).Round(time.Second), js, st)
 					k.seen[js] = st
 				}
-			} else if !errors.Is(werr, errNoWorkload) && err == nil {
+			} else if !errors.Is(werr, errNoWorkload) {
 				err = werr
 			}
+		}
+		s, serr := k.n.snapshot()
+		if serr != nil {
+			err = serr
 		}
 		if err == nil && done(s, wls) {
 			t.Logf("+%s %s", time.Since(k.start).Round(time.Second), what)
@@ -263,6 +270,16 @@ func (k *kueueWatch) until(what string, timeout time.Duration, jobSets []string,
 			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, err)
 		}
 	}
+}
+
+// suspended reports whether the snapshot's JobSet has spec.suspend true.
+func (s *snapshot) suspended(name string) bool {
+	for _, js := range s.ofKind("JobSet") {
+		if js.Metadata.Name == name {
+			return js.Spec.Suspend != nil && *js.Spec.Suspend
+		}
+	}
+	return false
 }
 
 // jobSetSuspended reports whether the JobSet's spec.suspend is true.
@@ -323,6 +340,31 @@ func (n *namespace) kueueEvents() {
 	}
 	sort.Strings(lines)
 	n.t.Logf("Kueue and JobSet events:\n%s", strings.Join(lines, "\n"))
+}
+
+// eventCount counts the namespace's events of a reason on objects of a
+// kind (an event repeated counts its repeats).
+func (n *namespace) eventCount(kind, reason string) int {
+	n.t.Helper()
+	out, err := n.run(nil, "get", "events", "--field-selector", "reason="+reason+",involvedObject.kind="+kind, "-o", "json")
+	if err != nil {
+		n.t.Errorf("events: %v", err)
+		return 0
+	}
+	var list struct {
+		Items []struct {
+			Count int `json:"count"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		n.t.Errorf("decode events: %v", err)
+		return 0
+	}
+	c := 0
+	for _, e := range list.Items {
+		c += max(e.Count, 1)
+	}
+	return c
 }
 
 // recordHealth writes the JobSet as the API server returns it (without
@@ -515,7 +557,7 @@ func TestKueueWaitsForCapacity(t *testing.T) {
 		second := w["second"]
 		if first == "" && second != nil {
 			// While the first runs, the second must wait suspended.
-			if second.is("QuotaReserved", "") || !n.jobSetSuspended("second") || len(podsOf(s, "second")) > 0 {
+			if second.is("QuotaReserved", "") || !s.suspended("second") || len(podsOf(s, "second")) > 0 {
 				t.Errorf("second got quota, was resumed or has pods while first runs: %s, %d pods", second.state(), len(podsOf(s, "second")))
 			}
 			if waited++; waited == 2 {
@@ -551,7 +593,7 @@ func TestKueuePreemption(t *testing.T) {
 	before := uids(podsOf(s, "low"))
 	n.apply(q.queued(t, "high", q.priorityHigh, shape("5")...))
 	k.until("low preempted (suspended, no pods), high admitted", 3*time.Minute, []string{"low", "high"}, func(s *snapshot, w map[string]*workload) bool {
-		return w["low"] != nil && w["low"].is("Evicted", "Preempted") && n.jobSetSuspended("low") &&
+		return w["low"] != nil && w["low"].is("Evicted", "Preempted") && s.suspended("low") &&
 			len(podsOf(s, "low")) == 0 && w["high"] != nil && w["high"].is("Admitted", "")
 	})
 	s = k.until("high Completed, low running again", instanceTimeout, []string{"low", "high"}, func(s *snapshot, w map[string]*workload) bool {
@@ -597,17 +639,25 @@ func TestKueuePodsReadyTimeout(t *testing.T) {
 		admitted = time.Now()
 		return w["stuck"] != nil && w["stuck"].is("Admitted", "")
 	})
-	k.until("stuck evicted for PodsReadyTimeout, suspended, no pods", podsReadyTimeout+2*time.Minute, []string{"stuck"}, func(s *snapshot, w map[string]*workload) bool {
-		wl := w["stuck"]
-		return wl != nil && (wl.is("Evicted", "PodsReadyTimeout") || wl.Status.RequeueState != nil) && n.jobSetSuspended("stuck") && len(podsOf(s, "stuck")) == 0
-	})
-	if took := time.Since(admitted); took < podsReadyTimeout-10*time.Second {
-		t.Errorf("evicted %s after admission, before the %s timeout", took.Round(time.Second), podsReadyTimeout)
-	}
-	k.until("stuck requeued and admitted again", 2*time.Minute, []string{"stuck"}, func(s *snapshot, w map[string]*workload) bool {
+	// The eviction, the pods' deletion and the requeue take seconds (the
+	// backoff is 5 s), shorter than a poll may catch: they are read from
+	// the events once the Workload shows it was requeued and admitted again.
+	k.until("stuck evicted, requeued and admitted again", podsReadyTimeout+2*time.Minute, []string{"stuck"}, func(s *snapshot, w map[string]*workload) bool {
 		wl := w["stuck"]
 		return wl != nil && wl.Status.RequeueState != nil && wl.Status.RequeueState.Count >= 1 && wl.is("Admitted", "")
 	})
+	if took := time.Since(admitted); took < podsReadyTimeout-10*time.Second {
+		t.Errorf("requeued %s after admission, before the %s timeout", took.Round(time.Second), podsReadyTimeout)
+	}
+	if got := n.eventCount("Workload", "EvictedDueToPodsReadyTimeout"); got < 1 {
+		t.Error("no EvictedDueToPodsReadyTimeout event on the Workload")
+	}
+	if got := n.eventCount("Job", "SuccessfulDelete"); got < 1 {
+		t.Error("the eviction deleted no pod (no SuccessfulDelete event on the Jobs)")
+	}
+	if created := n.podsCreated()["stuck-a-0"]; created < 2 {
+		t.Errorf("stuck-a-0 created %d pods, want one before the eviction and one after", created)
+	}
 	n.kueueEvents()
 }
 
