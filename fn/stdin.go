@@ -40,7 +40,7 @@ func runStdinPath(proc *transform.Processor, opts options, stdin io.Reader, stdo
 		}
 		return exitProblem
 	}
-	tuneGC(len(in))
+	tuneGC(len(in), false)
 	if resourcelist.IsResourceList(in) {
 		return runList(proc, opts, "on stdin", in, stdout, stderr)
 	}

@@ -1,4 +1,4 @@
-# Helm as the user's packager (docs/helm.md): jobset-flux as the post-
+# Helm as the user's packager (docs/user/helm.md): jobset-flux as the post-
 # renderer of real Helm 3 (--post-renderer PATH) and Helm 4 (the
 # postrenderer/v1 plugin in deploy/helm/jobset-flux). Both are built from
 # their Go modules at the versions test/helm/tools/helm{3,4}/go.mod pin

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes cluster on this machine, from nothing:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-# containerd + runc, the CNI bridge, CoreDNS and the JobSet controller with its
-# webhooks, every daemon a background process with a PID file and a log in the
-# state directory (no systemd here). See docs/contributing/kubernetes.md.
+# containerd + runc, the CNI bridge, CoreDNS, the JobSet controller and Kueue
+# (hack/kube/kueue.sh) with their webhooks, every daemon a background process
+# with a PID file and a log in the state directory (no systemd here). See
+# docs/contributing/kubernetes.md.
 #
 # Usage: hack/kube/cluster.sh up|down|status|env
 #   up      build or reuse everything (hack/kube/build.sh, the images and
@@ -119,6 +120,7 @@ cmd_up() {
   local start=$SECONDS
   if [[ ${FRESH:-} != 1 ]] && cmd_status 2>/dev/null; then
     log "already running and healthy (FRESH=1 restarts)"
+    bash "$here/kueue.sh" up
     return 0
   fi
   log "cleaning up whatever a previous run left"
@@ -127,6 +129,7 @@ cmd_up() {
   CONTAINERD=$(bash "$here/containerd/build.sh" | tail -n1)
   IMAGES=$(bash "$here/images/build.sh" | tail -n1)
   REGISTRY=$(bash "$here/registry/build.sh" | tail -n1)
+  bash "$here/kueue.sh" build >/dev/null
   local built=$SECONDS
   mkdir -p "$S/run" "$S/log" "$S/saved"
   echo "$BINS" >"$S/bins"
@@ -137,6 +140,7 @@ cmd_up() {
   start_node
   start_addons
   wait_healthy
+  bash "$here/kueue.sh" up
   log "up in $((SECONDS - built)) s after $((built - start)) s of build checks (total $((SECONDS - start)) s)"
 }
 
@@ -507,6 +511,7 @@ EOF
 
 cmd_down() {
   local start=$SECONDS
+  down_step bash "$here/kueue.sh" down
   down_step stop_daemons jobset coredns kubelet
   down_step kill_pods
   down_step stop_daemons containerd

@@ -47,6 +47,8 @@ type JobSet struct {
 	ReplicatedJobs                               []ReplicatedJob
 	// Policies are spec.failurePolicy and spec.startupPolicy.
 	Policies Policies
+	// Queueing is what decides who starts the JobSet (queue.go).
+	Queueing Queueing
 }
 
 // ReplicatedJob is one entry of spec.replicatedJobs.
@@ -185,6 +187,7 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	}
 	js.ReplicatedJobs = r.replicatedJobs(spec)
 	js.Policies = r.policies(spec)
+	js.Queueing = r.queueing(meta, spec)
 	return js, r.found
 }
 

@@ -2,7 +2,7 @@
 // (--post-renderer PATH) and Helm 4 (the postrenderer/v1 plugin in
 // deploy/helm/jobset-flux), both built from their Go modules at the
 // versions tools/helm3 and tools/helm4 pin (hack/helm/build.sh). See
-// docs/helm.md. The tests named TestCluster* install the chart on the
+// docs/user/helm.md. The tests named TestCluster* install the chart on the
 // project's test cluster and run in make test-kube's session
 // (mk/helm.mk); the others need no cluster.
 package helm

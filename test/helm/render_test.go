@@ -70,7 +70,7 @@ func TestTemplateMatchesKustomize(t *testing.T) {
 // Helm 4.3.2 runs a plugin with its stderr in a buffer it never prints
 // (internal/plugin/runtime_subprocess.go, runPostrenderer): its error
 // names the plugin only. The Helm 4 case checks exactly that, so that a
-// Helm that starts showing the message fails here and docs/helm.md's
+// Helm that starts showing the message fails here and docs/user/helm.md's
 // advice (run `helm template ... | jobset-flux -` to see why) is revised.
 func TestRefusal(t *testing.T) {
 	for _, major := range []int{3, 4} {
@@ -99,7 +99,7 @@ func TestRefusal(t *testing.T) {
 				t.Errorf("helm4's error does not name the plugin's failure:\n%s", stderr)
 			}
 			if strings.Contains(stderr, "99999") {
-				t.Errorf("helm4 now shows the function's message: update docs/helm.md (Helm 4 errors) and this test:\n%s", stderr)
+				t.Errorf("helm4 now shows the function's message: update docs/user/helm.md (Helm 4 errors) and this test:\n%s", stderr)
 			}
 		})
 	}

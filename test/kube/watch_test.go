@@ -20,6 +20,7 @@ type object struct {
 		DeletionTimestamp *string           `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Spec struct {
+		Suspend        *bool       `json:"suspend"` // a JobSet's
 		NodeName       string      `json:"nodeName"`
 		InitContainers []container `json:"initContainers"`
 		Containers     []container `json:"containers"`
