@@ -216,6 +216,9 @@ func parseRunOptions(raw string) ([]string, error) {
 	if err := checkRunOptionSyntax(words); err != nil {
 		return nil, err
 	}
+	if w := durationWord(words); w != "" {
+		return nil, fmt.Errorf("word %s sets the job's time limit, which is the time-limit setting's (flux run reads a number without a unit as minutes, time-limit as seconds, and the later of two limits would win unseen); remove it and set time-limit (for example \"30m\") instead", finding.Quote(w))
+	}
 	return words, nil
 }
 
