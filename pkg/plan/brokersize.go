@@ -121,6 +121,7 @@ func applyExclude(p *Plan) finding.List {
 		return notes
 	}
 	notes.Infof("", "flux run -N %d, not %d: [resource] exclude = %q withholds %d of the job's pods from scheduling", left, p.JobNodes, raw, p.JobNodes-left)
+	p.Excluded = p.JobNodes - left
 	p.JobNodes = left
 	p.Tasks = p.JobNodes * p.TasksPerNode
 	return notes

@@ -189,6 +189,7 @@ func place(generated []*fn.KubeObject, items fn.KubeObjects, index *index) (adde
 // marked for Flux, and malformed markers, are reported.
 func selected(item *fn.KubeObject, reports *[]report) bool {
 	value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
+	checkUnselected(item, reports)
 	if !marked || item.IsLocalConfig() {
 		return false
 	}
