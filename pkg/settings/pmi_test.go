@@ -45,8 +45,8 @@ func TestPMIXAloneWarns(t *testing.T) {
 		"-vo pmi=pmix":      "-o pmi=simple,pmix",
 		"-uopmi=pmix":       "-o pmi=simple,pmix",
 		"-u -o cpu-affinity=per-task -o pmi=pmix": "-o pmi=simple,pmix",
-		"-o pmi=simple -o pmi=pmix":                  "-o pmi=simple,pmix", // the last one counts
-		"-o pmi=pmix,cray-pals":                      "-o pmi=simple,pmix,cray-pals",
+		"-o pmi=simple -o pmi=pmix":               "-o pmi=simple,pmix", // the last one counts
+		"-o pmi=pmix,cray-pals":                   "-o pmi=simple,pmix,cray-pals",
 	}
 	for opts, fix := range warned {
 		found := resolveRunOptions(t, settings.Defaults(), opts)
