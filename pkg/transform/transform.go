@@ -110,6 +110,10 @@ func (p *Processor) process(rl *fn.ResourceList, c *resourcelist.Compactor, lazy
 	if err := loadEarly(rl.Items, lazy); err != nil {
 		return false, err
 	}
+	var err error
+	if rl.Items, err = unwrapLists(rl.Items, lazy, &reports); err != nil {
+		return false, err
+	}
 	cp = newCompacting(c, lazy, rl.Items)
 	index := newIndex(rl.Items, cp.meta)
 	var added fn.KubeObjects
@@ -257,7 +261,7 @@ func (p *Processor) processJobSet(item *fn.KubeObject, config settings.Settings,
 	st.ok(notes)
 	gen, found, secretReport := p.generate(pl, index)
 	out.reports = append(out.reports, secretReport...)
-	if !st.ok(found) {
+	if !st.ok(found) || !st.ok(checkInstance(pl, gen, index)) {
 		return out
 	}
 	edited, objects, err := render(rn, pl, gen, item.GetAnnotations())
@@ -320,6 +324,9 @@ type index struct {
 	items     fn.KubeObjects
 	jobsets   map[string]int
 	meta      metaOf
+	// subdomains are the input's Services and JobSets by the subdomain
+	// they claim, built on first use (instance.go).
+	subdomains map[string][]claim
 }
 
 func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }

@@ -1,0 +1,92 @@
+package transform
+
+import (
+
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// MaxConfigMapData is what the API server accepts in one ConfigMap: the
+// lengths of its keys and values together at most 1 MiB
+// (k8s.io/kubernetes validation's MaxSecretSize, which ConfigMaps share).
+const MaxConfigMapData = 1 << 20
+
+// checkInstance checks what the render would apply beside the JobSet,
+// against the API and the rest of the input: the generated ConfigMap's
+// size, and the pods' subdomain, whose headless Service the JobSet
+// controller creates, or reuses as it is when one of that name exists.
+func checkInstance(pl *plan.Plan, gen generated, index *index) finding.List {
+	var found finding.List
+	size := 0
+	for key, content := range gen.files.Map() {
+		size += len(key) + len(content)
+	}
+	if size > MaxConfigMapData {
+		found.Errorf("spec.replicatedJobs", "the ConfigMap %q that jobset-flux generates would hold %d bytes, more than the %d the API server accepts in a ConfigMap (mostly broker.toml's hosts: one hostlist expression per Job of a replicatedJob whose Jobs have more than one pod); use fewer, larger Jobs (more completions, fewer replicas), or split the instance into several JobSets", pl.ConfigMapName, size, MaxConfigMapData)
+	}
+	found.Add(checkSubdomainShared(pl, index))
+	return found
+}
+
+// claim is an input object that claims a subdomain: a Service of that
+// name, or a JobSet whose pods use it.
+type claim struct{ kind, name string }
+
+// claims returns the objects that claim namespace/subdomain, indexing
+// the input once.
+func (ix *index) claims(namespace, subdomain string) []claim {
+	if ix.subdomains == nil {
+		ix.subdomains = map[string][]claim{}
+		for _, item := range ix.items {
+			m := ix.meta(item)
+			switch {
+			case m.GetKind() == "Service" && m.GetAPIVersion() == "v1":
+				k := m.GetNamespace() + "/" + m.GetName()
+				ix.subdomains[k] = append(ix.subdomains[k], claim{"Service", m.GetName()})
+			case m.GetKind() == jobset.Kind:
+				k := m.GetNamespace() + "/" + otherSubdomain(item, m)
+				ix.subdomains[k] = append(ix.subdomains[k], claim{jobset.Kind, m.GetName()})
+			}
+		}
+	}
+	return ix.subdomains[namespace+"/"+subdomain]
+}
+
+// checkSubdomainShared refuses a subdomain that another JobSet of the
+// input uses, or that an input Service is named: the controller reuses
+// that Service, whose selector picks the other JobSet's pods (or
+// whatever the Service says), so none of this JobSet's hostnames
+// resolve and its brokers never connect.
+func checkSubdomainShared(pl *plan.Plan, index *index) finding.List {
+	var found finding.List
+	path := "metadata.name"
+	if pl.Subdomain != pl.Name {
+		path = jobset.NetworkPath + ".subdomain"
+	}
+	for _, c := range index.claims(pl.Namespace, pl.Subdomain) {
+		switch {
+		case c.kind == "Service":
+			found.Errorf(path, "the pods' subdomain %q is the name of the Service %q in the input: the JobSet controller reuses an existing Service of the subdomain's name as it is, and that one's selector is not this JobSet's pods, so no broker's hostname resolves; rename the Service, or set spec.network.subdomain to a name no Service has", pl.Subdomain, c.name)
+		case c.name != pl.Name:
+			found.Errorf(path, "the pods' subdomain %q is also JobSet %q's: the JobSet controller makes one headless Service of that name, whose selector picks one JobSet's pods, and the other's hostnames never resolve; give each JobSet its own spec.network.subdomain", pl.Subdomain, c.name)
+		}
+	}
+	return found
+}
+
+// otherSubdomain is a JobSet's subdomain: spec.network.subdomain, else
+// its name. An item not loaded (a record stands for it) is read by its
+// name alone.
+func otherSubdomain(item *fn.KubeObject, m resourcelist.Meta) string {
+	if m != resourcelist.Meta(item) {
+		return m.GetName()
+	}
+	if s, found, err := item.NestedString("spec", "network", "subdomain"); err == nil && found && s != "" {
+		return s
+	}
+	return m.GetName()
+}
+
