@@ -1,7 +1,6 @@
 package transform
 
 import (
-
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -89,4 +88,3 @@ func otherSubdomain(item *fn.KubeObject, m resourcelist.Meta) string {
 	}
 	return m.GetName()
 }
-
