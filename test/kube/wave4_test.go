@@ -1,0 +1,93 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 31 (hostile wave 4) on the real cluster: each test applies the
+// unsafe variant directly (the render's output with the one field the
+// function now refuses or fixes put back), shows what the JobSet
+// controller and Flux make of it within a bounded wait, and checks that
+// the render now refuses or fixes the input.
+
+// TestWave4SuccessPolicyWorkers: class 3. A successPolicy targeting only
+// the followers' replicatedJob ends the JobSet Completed while rank 0's
+// command exited 3: the followers exit 0 once the instance ends, however
+// it ended. The render refuses it at spec.successPolicy.
+func TestWave4SuccessPolicyWorkers(t *testing.T) {
+	t.Parallel()
+	requireCluster(t)
+	policy := map[string]any{"operator": "All", "targetReplicatedJobs": []any{"workers"}}
+	leader := group{name: "leader", replicas: 1, completions: 1}
+	workers := group{name: "workers", replicas: 1, completions: 1}
+	input := jobSet(t, "spw", nil, []string{"bash", "-c", "echo task $FLUX_TASK_RANK; exit 3"}, leader, workers)
+
+	n := newNamespace(t, "w4-success")
+	d := decode(t, render(t, input))
+	set(t, d.find(t, "JobSet", "spw"), policy, "spec", "successPolicy")
+	n.apply(d.encode(t))
+	state, msg, h := n.waitEnd("spw", instanceTimeout)
+	lead, ok := h.last.pod("leader", 0, 0)
+	code := -1
+	if ok {
+		code = exitCode(lead, "app")
+	}
+	t.Logf("raw JobSet: %s (%s) after %s; rank 0 exit %d; pods:\n%s", state, msg, time.Since(h.start).Round(time.Second), code, h.summary())
+	if state != jobSetCompleted || code != 3 {
+		t.Errorf("the issue predicts Completed with rank 0 exit 3; the cluster showed %s with rank 0 exit %d", state, code)
+	}
+
+	refused := strings.Replace(input, "spec:\n", "spec:\n  successPolicy:\n    operator: All\n    targetReplicatedJobs: [workers]\n", 1)
+	_, stderr, exit := renderRaw(t, refused)
+	if exit != 1 || !strings.Contains(stderr, "spec.successPolicy.targetReplicatedJobs") || !strings.Contains(stderr, `"leader"`) {
+		t.Errorf("the render of the input: exit %d, stderr %q; want exit 1 naming spec.successPolicy.targetReplicatedJobs and the fix", exit, stderr)
+	}
+}
+
+// TestWave4TimeLimitSeconds: class 1. flux run -t 20 is twenty minutes
+// (flux-core's CLI), so a job that sleeps 45 s completes under it; the
+// render now writes time-limit "20" as -t 20s, and Flux kills the job at
+// 20 s: the leader exits non-zero and the JobSet fails well before 45 s
+// of job time.
+func TestWave4TimeLimitSeconds(t *testing.T) {
+	t.Parallel()
+	requireCluster(t)
+	input := jobSet(t, "tl", map[string]string{"flux-framework.org/time-limit": "20"}, []string{"bash", "-c", "sleep 45; echo done"},
+		group{name: "w", replicas: 1, completions: 2})
+	d := decode(t, render(t, input))
+	cm := d.find(t, "ConfigMap", "tl-flux-entrypoint")
+	script, _ := at(t, cm, "data", "entrypoint.sh").(string)
+	if !strings.Contains(script, "-t '20s'") {
+		t.Fatalf("the render does not pass -t 20s:\n%s", script)
+	}
+
+	t.Run("raw -t 20", func(t *testing.T) {
+		t.Parallel()
+		n := newNamespace(t, "w4-tl-raw")
+		raw := decode(t, render(t, input))
+		c := raw.find(t, "ConfigMap", "tl-flux-entrypoint")
+		set(t, c, strings.Replace(script, "-t '20s'", "-t '20'", 1), "data", "entrypoint.sh")
+		n.apply(raw.encode(t))
+		state, _, h := n.waitEnd("tl", instanceTimeout)
+		lead, _ := h.last.pod("w", 0, 0)
+		t.Logf("flux run -t 20: %s after %s, rank 0 exit %d", state, time.Since(h.start).Round(time.Second), exitCode(lead, "app"))
+		if state != jobSetCompleted || !strings.Contains(n.logs(lead.Metadata.Name, "app"), "done") {
+			t.Errorf("-t 20 (minutes): want the 45 s job to complete, got %s", state)
+		}
+	})
+	t.Run("rendered -t 20s", func(t *testing.T) {
+		t.Parallel()
+		n := newNamespace(t, "w4-tl")
+		n.apply(d.encode(t))
+		state, _, h := n.waitEnd("tl", instanceTimeout)
+		lead, _ := h.last.pod("w", 0, 0)
+		code := exitCode(lead, "app")
+		log := n.logs(lead.Metadata.Name, "app")
+		t.Logf("flux run -t 20s: %s after %s, rank 0 exit %d", state, time.Since(h.start).Round(time.Second), code)
+		if state != jobSetFailed || code == 0 || strings.Contains(log, "done") {
+			t.Errorf("-t 20s: want the job killed at 20 s and the JobSet Failed, got %s, exit %d, log:\n%s", state, code, log)
+		}
+	})
+}
