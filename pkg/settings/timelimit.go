@@ -40,7 +40,7 @@ func timeLimitValue() value {
 // WithUnit returns a Flux duration with its unit written out: a bare
 // number gets "s", the unit a Flux Standard Duration implies.
 func WithUnit(d string) string {
-	if d != "" && strings.IndexAny(d[len(d)-1:], "smhd") < 0 {
+	if d != "" && !strings.ContainsAny(d[len(d)-1:], "smhd") {
 		return d + "s"
 	}
 	return d

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -106,7 +107,7 @@ func stripDefaults(root *yaml.Node) bool {
 		}
 		jobFields, podFields := map[string]string{}, map[string]string{}
 		for k, val := range fields {
-			if f, ok := cutPrefix(k, podFieldPrefix); ok {
+			if f, ok := strings.CutPrefix(k, podFieldPrefix); ok {
 				podFields[f] = val
 			} else {
 				jobFields[k] = val
@@ -128,13 +129,6 @@ func removeRecorded(m *yaml.Node, fields map[string]string) {
 			removeKey(m, k)
 		}
 	}
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return "", false
 }
 
 // unreportRecorded drops from the plan's lists of what was set (which
