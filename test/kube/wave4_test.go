@@ -91,3 +91,45 @@ func TestWave4TimeLimitSeconds(t *testing.T) {
 		}
 	})
 }
+
+// TestWave4SubdomainService: class 3. A Service that already has the
+// pods' subdomain's name is reused by the JobSet controller as it is:
+// its selector is not this JobSet's pods, so the peers' names
+// <hostname>.<subdomain> never resolve and the instance never forms. The
+// render refuses the JobSet beside such a Service.
+func TestWave4SubdomainService(t *testing.T) {
+	t.Parallel()
+	requireCluster(t)
+	const service = `apiVersion: v1
+kind: Service
+metadata:
+  name: shared
+spec:
+  clusterIP: None
+  publishNotReadyAddresses: true
+  selector:
+    app: nothing-here
+`
+	n := newNamespace(t, "w4-subdomain")
+	d := decode(t, render(t, jobSet(t, "sub", nil, []string{"bash", "-c", "echo task $FLUX_TASK_RANK"}, group{name: "w", replicas: 1, completions: 2})))
+	set(t, d.find(t, "JobSet", "sub"), "shared", "spec", "network", "subdomain")
+	n.apply([]byte(service))
+	n.apply(d.encode(t))
+	h, ended := n.watch(observeFor, func(s *snapshot) bool { st, _ := s.jobSetState("sub"); return st != "" })
+	if ended {
+		st, msg := h.last.jobSetState("sub")
+		t.Errorf("JobSet %s (%s): the issue predicts an instance that never forms", st, msg)
+	} else if f, ok := h.last.pod("w", 0, 1); ok {
+		out, err := n.run(nil, "exec", f.Metadata.Name, "-c", "app", "--", "getent", "hosts", "sub-w-0-0.shared")
+		t.Logf("after %s, in %s: getent hosts sub-w-0-0.shared (%v): %s", observeFor, f.Metadata.Name, err, out)
+		if err == nil {
+			t.Errorf("the leader's name resolves through the reused Service")
+		}
+	}
+
+	input := service + "---\n" + strings.Replace(jobSet(t, "sub", nil, []string{"true"}, group{name: "w", replicas: 1, completions: 2}), "spec:\n", "spec:\n  network:\n    subdomain: shared\n", 1)
+	_, stderr, exit := renderRaw(t, input)
+	if exit != 1 || !strings.Contains(stderr, `spec.network.subdomain: the pods' subdomain "shared" is the name of the Service "shared"`) {
+		t.Errorf("the render beside the Service: exit %d, stderr %q; want exit 1 naming the Service", exit, stderr)
+	}
+}
