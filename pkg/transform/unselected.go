@@ -20,8 +20,11 @@ const jobSetGroup = "jobset.x-k8s.io/"
 // kind, since it leaves the JobSet unrendered with exit 0. A setting
 // spelt right on such a JobSet is a warning: it does nothing.
 func checkUnselected(item *fn.KubeObject, reports *[]report) {
+	if item.GetKind() != "JobSet" || !strings.HasPrefix(item.GetAPIVersion(), jobSetGroup) {
+		return
+	}
 	annotations := item.GetAnnotations()
-	if !strings.HasPrefix(item.GetAPIVersion(), jobSetGroup) || item.GetKind() != "JobSet" || item.IsLocalConfig() || annotations[settings.EnabledAnnotation] == "true" {
+	if item.IsLocalConfig() || annotations[settings.EnabledAnnotation] == "true" {
 		return
 	}
 	var found finding.List
