@@ -63,6 +63,10 @@ type Retries struct {
 	// PodFailureActions are the actions of podFailurePolicy.rules, with
 	// the path of each.
 	PodFailureActions []Field
+	// SuccessIndexes are the succeededIndexes of the Job's own
+	// successPolicy.rules, with the path of each rule ("" for a rule
+	// without them, which succeededCount alone meets).
+	SuccessIndexes []Field
 }
 
 // Field is a string field as written, and its path.
@@ -161,6 +165,13 @@ func (r *reader) retries(job *yaml.Node, path string) Retries {
 	for i, rule := range r.list(pfp, pfpPath, "rules") {
 		at := yamltree.Index(rules, i)
 		rt.PodFailureActions = append(rt.PodFailureActions, Field{Path: yamltree.Key(at, "action"), Value: r.str(rule, at, "action")})
+	}
+	sp := r.mapping(job, path, "successPolicy")
+	spPath := yamltree.Key(path, "successPolicy")
+	spRules := yamltree.Key(spPath, "rules")
+	for i, rule := range r.list(sp, spPath, "rules") {
+		at := yamltree.Index(spRules, i)
+		rt.SuccessIndexes = append(rt.SuccessIndexes, Field{Path: at, Value: r.str(rule, at, "succeededIndexes")})
 	}
 	return rt
 }

@@ -24,6 +24,7 @@ import (
 func checkEnding(js *jobset.JobSet, groups []Group) finding.List {
 	var found finding.List
 	found.Add(checkSuccessPolicy(js, groups))
+	found.Add(checkJobSuccessPolicy(&js.ReplicatedJobs[groups[0].Index]))
 	found.Add(checkCoordinator(js))
 	if rs := js.Policies.RestartStrategy; rs == jobset.InPlaceRestart {
 		add(&found, finding.Error, jobset.FailurePolicyPath+".restartStrategy", rs, "Recreate",
@@ -62,6 +63,24 @@ func checkSuccessPolicy(js *jobset.JobSet, groups []Group) finding.List {
 	case sp.Operator == jobset.SuccessAny && jobs > 1:
 		add(&found, finding.Error, path+".operator", sp.Operator, "All",
 			"is Any over %d Jobs (%s): the JobSet would be Completed when any one of them completes, and a Job without rank 0 completes when its brokers exit 0, which they do once rank 0's command ends however it ended; %s", jobs, quoteNames(targets), fix)
+	}
+	return found
+}
+
+// checkJobSuccessPolicy refuses a successPolicy of rank 0's Job (the
+// batch/v1 Job's own) with a rule that can be met without index 0, rank
+// 0's pod: the Job then succeeds, and with it the JobSet, once followers
+// exit 0, which they do however rank 0's command ended. The other Jobs
+// may have one: their pods exit only once the instance has ended.
+func checkJobSuccessPolicy(rj *jobset.ReplicatedJob) finding.List {
+	var found finding.List
+	for _, rule := range rj.Retries.SuccessIndexes {
+		ranks, err := parseIDSet(rule.Value, 1)
+		if rule.Value != "" && err == nil && ranks[0] {
+			continue
+		}
+		add(&found, finding.Error, rule.Path, rule.Value, "0",
+			"can be met without index 0, which is rank 0 in Job 0 of replicatedJob %q: the Job would succeed once other indexes exit 0, and they do once rank 0's command ends however it ended; give every rule succeededIndexes that include 0, or remove the Job's successPolicy", rj.Name)
 	}
 	return found
 }

@@ -44,6 +44,10 @@ func TestEndingTruthfully(t *testing.T) {
 		{"coordinator label within 63", jobsetOf(nil, workers(1)).Spec("coordinator", map[string]any{"replicatedJob": "workers"}), "", ""},
 		{"InPlaceRestart", jobsetOf(nil, workers(1)).Spec("failurePolicy", map[string]any{"restartStrategy": "InPlaceRestart", "maxRestarts": 0}), "spec.failurePolicy.restartStrategy", "remove restartStrategy"},
 		{"BlockingRecreate", jobsetOf(nil, workers(1)).Spec("failurePolicy", map[string]any{"restartStrategy": "BlockingRecreate"}), "", ""},
+		{"Job successPolicy by count", jobsetOf(nil, workers(1).JobField("successPolicy", map[string]any{"rules": []any{map[string]any{"succeededCount": 1}}})), "spec.replicatedJobs[0].template.spec.successPolicy.rules[0]", "include 0"},
+		{"Job successPolicy without index 0", jobsetOf(nil, workers(1).JobField("successPolicy", map[string]any{"rules": []any{map[string]any{"succeededIndexes": "1"}}})), "spec.replicatedJobs[0].template.spec.successPolicy.rules[0]", "include 0"},
+		{"Job successPolicy with index 0", jobsetOf(nil, workers(1).JobField("successPolicy", map[string]any{"rules": []any{map[string]any{"succeededIndexes": "0-1"}}})), "", ""},
+		{"Job successPolicy on a follower group", jobsetOf(instance, leader(), workers(1).JobField("successPolicy", map[string]any{"rules": []any{map[string]any{"succeededCount": 1}}})), "", ""},
 		{"FailIndex without backoffLimitPerIndex", jobsetOf(nil, workers(1).JobField("podFailurePolicy", map[string]any{"rules": []any{map[string]any{"action": "FailIndex", "onExitCodes": map[string]any{"operator": "In", "values": []any{3}}}}})), "spec.replicatedJobs[0].template.spec.podFailurePolicy.rules[0].action", "use FailJob"},
 		{"podFailurePolicy with OnFailure", jobsetOf(nil, workers(1).PodField("restartPolicy", "OnFailure").JobField("podFailurePolicy", map[string]any{"rules": []any{map[string]any{"action": "FailJob", "onExitCodes": map[string]any{"operator": "In", "values": []any{3}}}}})), "spec.replicatedJobs[0].template.spec.template.spec.restartPolicy", "remove restartPolicy"},
 	} {
