@@ -42,7 +42,7 @@ func TestPMIXAloneWarns(t *testing.T) {
 		"-o=pmi=pmix":       "-o pmi=simple,pmix",
 		"--setopt=pmi=pmix": "-o pmi=simple,pmix",
 		"--setopt pmi=pmix": "-o pmi=simple,pmix",
-		"-vo pmi=pmix":      "-o pmi=simple,pmix",
+		"-vopmi=pmix":       "-o pmi=simple,pmix",
 		"-uopmi=pmix":       "-o pmi=simple,pmix",
 		"-u -o cpu-affinity=per-task -o pmi=pmix": "-o pmi=simple,pmix",
 		"-o pmi=simple -o pmi=pmix":               "-o pmi=simple,pmix", // the last one counts

@@ -23,13 +23,16 @@ func TestRunOptionsDuration(t *testing.T) {
 		"--env=t=1": false, "-o t -v": false, "-S user.duration=5": false, "-S system.durations=5": false,
 		"--setattr=system.queue=x": false, "-S system=1": false, "-S attributes=1": false,
 		"-o system.duration=1": false, "--env=system.duration=1": false, "-S durationx=1": false,
+		"-vo pmi=pmix": true, "-uSsystem.duration=5": true,
 	} {
 		err := Check("run-options", opts)
-		got := err != nil && strings.Contains(err.Error(), "sets the job's time limit")
+		// A bundle whose last option takes the next word (-vt 1h) is
+		// refused before its options are read: flux run fails on it.
+		got := err != nil && (strings.Contains(err.Error(), "sets the job's time limit") || strings.Contains(err.Error(), "reads as the start of the command"))
 		if got != refused {
 			t.Errorf("run-options %q: refused %v, want %v (%v)", opts, got, refused, err)
 		}
-		if refused && (err == nil || !strings.Contains(err.Error(), "set time-limit")) {
+		if refused && (err == nil || !strings.Contains(err.Error(), "set time-limit") && !strings.Contains(err.Error(), "on its own")) {
 			t.Errorf("run-options %q: the error names no fix: %v", opts, err)
 		}
 	}
