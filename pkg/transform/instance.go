@@ -8,6 +8,10 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
+// jobSetNameLabel is the label the JobSet controller puts on its pods and
+// selects them by in the subdomain's Service.
+const jobSetNameLabel = "jobset.sigs.k8s.io/jobset-name"
+
 // MaxConfigMapData is what the API server accepts in one ConfigMap: the
 // lengths of its keys and values together at most 1 MiB
 // (k8s.io/kubernetes validation's MaxSecretSize, which ConfigMaps share).
@@ -32,7 +36,12 @@ func checkInstance(pl *plan.Plan, gen generated, index *index) finding.List {
 
 // claim is an input object that claims a subdomain: a Service of that
 // name, or a JobSet whose pods use it.
-type claim struct{ kind, name string }
+type claim struct {
+	kind, name string
+	// selects is the JobSet a Service's selector picks by the label the
+	// JobSet controller gives its pods ("" for none, or not read).
+	selects string
+}
 
 // claims returns the objects that claim namespace/subdomain, indexing
 // the input once.
@@ -44,10 +53,14 @@ func (ix *index) claims(namespace, subdomain string) []claim {
 			switch {
 			case m.GetKind() == "Service" && m.GetAPIVersion() == "v1":
 				k := m.GetNamespace() + "/" + m.GetName()
-				ix.subdomains[k] = append(ix.subdomains[k], claim{"Service", m.GetName()})
+				c := claim{kind: "Service", name: m.GetName()}
+				if m == resourcelist.Meta(item) {
+					c.selects, _, _ = item.NestedString("spec", "selector", jobSetNameLabel)
+				}
+				ix.subdomains[k] = append(ix.subdomains[k], c)
 			case m.GetKind() == jobset.Kind:
 				k := m.GetNamespace() + "/" + otherSubdomain(item, m)
-				ix.subdomains[k] = append(ix.subdomains[k], claim{jobset.Kind, m.GetName()})
+				ix.subdomains[k] = append(ix.subdomains[k], claim{kind: jobset.Kind, name: m.GetName()})
 			}
 		}
 	}
@@ -67,6 +80,9 @@ func checkSubdomainShared(pl *plan.Plan, index *index) finding.List {
 	}
 	for _, c := range index.claims(pl.Namespace, pl.Subdomain) {
 		switch {
+		case c.kind == "Service" && c.selects == pl.Name:
+			// The controller's own Service for this JobSet, exported
+			// with it: reusing it is what the controller does anyway.
 		case c.kind == "Service":
 			found.Errorf(path, "the pods' subdomain %q is the name of the Service %q in the input: the JobSet controller reuses an existing Service of the subdomain's name as it is, and that one's selector is not this JobSet's pods, so no broker's hostname resolves; rename the Service, or set spec.network.subdomain to a name no Service has", pl.Subdomain, c.name)
 		case c.name != pl.Name:

@@ -71,6 +71,11 @@ func TestWave4SubdomainShared(t *testing.T) {
 		return map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": name, "namespace": ns},
 			"spec": map[string]any{"clusterIP": "None", "selector": map[string]any{"app": "other"}}}
 	}
+	ownService := func(name, ns string) map[string]any {
+		svc := service(name, ns)
+		svc["spec"].(map[string]any)["selector"] = map[string]any{"jobset.sigs.k8s.io/jobset-name": name}
+		return svc
+	}
 	for name, tc := range map[string]struct {
 		items []map[string]any
 		field string // "" when accepted
@@ -79,6 +84,7 @@ func TestWave4SubdomainShared(t *testing.T) {
 		"two explicit subdomains alike":         {[]map[string]any{hJobSet{name: "a", namespace: "ns", ann: enabled, subdomain: "s"}.object(), hJobSet{name: "b", namespace: "ns", subdomain: "s"}.object()}, "spec.network.subdomain"},
 		"a Service of the JobSet's name":        {[]map[string]any{hJobSet{name: "a", namespace: "ns", ann: enabled}.object(), service("a", "ns")}, "metadata.name"},
 		"a Service of its subdomain":            {[]map[string]any{hJobSet{name: "a", namespace: "ns", ann: enabled, subdomain: "net"}.object(), service("net", "ns")}, "spec.network.subdomain"},
+		"the controller's own Service for it":   {[]map[string]any{hJobSet{name: "a", namespace: "ns", ann: enabled}.object(), ownService("a", "ns")}, ""},
 		"the Service in another namespace":      {[]map[string]any{hJobSet{name: "a", namespace: "ns", ann: enabled}.object(), service("a", "other")}, ""},
 		"distinct subdomains":                   {[]map[string]any{hJobSet{name: "a", namespace: "ns", ann: enabled}.object(), hJobSet{name: "b", namespace: "ns", ann: enabled}.object()}, ""},
 	} {
