@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,8 +36,11 @@ func TestWave4SuccessPolicyWorkers(t *testing.T) {
 		code = exitCode(lead, "app")
 	}
 	t.Logf("raw JobSet: %s (%s) after %s; rank 0 exit %d; pods:\n%s", state, msg, time.Since(h.start).Round(time.Second), code, h.summary())
-	if state != jobSetCompleted || code != 3 {
-		t.Errorf("the issue predicts Completed with rank 0 exit 3; the cluster showed %s with rank 0 exit %d", state, code)
+	// The controller deletes the Jobs still active once the JobSet is
+	// Completed: rank 0's pod may be gone before its exit is recorded
+	// (-1), which is the lie too: Completed, and rank 0 never succeeded.
+	if state != jobSetCompleted || code == 0 {
+		t.Errorf("the issue predicts Completed while rank 0's command exits 3; the cluster showed %s with rank 0 exit %d", state, code)
 	}
 
 	refused := strings.Replace(input, "spec:\n", "spec:\n  successPolicy:\n    operator: All\n    targetReplicatedJobs: [workers]\n", 1)
@@ -73,7 +77,7 @@ func TestWave4TimeLimitSeconds(t *testing.T) {
 		state, _, h := n.waitEnd("tl", instanceTimeout)
 		lead, _ := h.last.pod("w", 0, 0)
 		t.Logf("flux run -t 20: %s after %s, rank 0 exit %d", state, time.Since(h.start).Round(time.Second), exitCode(lead, "app"))
-		if state != jobSetCompleted || !strings.Contains(n.logs(lead.Metadata.Name, "app"), "done") {
+		if state != jobSetCompleted || !slices.Contains(strings.Split(n.logs(lead.Metadata.Name, "app"), "\n"), "done") {
 			t.Errorf("-t 20 (minutes): want the 45 s job to complete, got %s", state)
 		}
 	})
@@ -86,7 +90,9 @@ func TestWave4TimeLimitSeconds(t *testing.T) {
 		code := exitCode(lead, "app")
 		log := n.logs(lead.Metadata.Name, "app")
 		t.Logf("flux run -t 20s: %s after %s, rank 0 exit %d", state, time.Since(h.start).Round(time.Second), code)
-		if state != jobSetFailed || code == 0 || strings.Contains(log, "done") {
+		// "done" on a line of its own is the job's output; the entrypoint's
+		// log line quotes the command, "echo done" included.
+		if state != jobSetFailed || code == 0 || slices.Contains(strings.Split(log, "\n"), "done") || !strings.Contains(log, "type=timeout") {
 			t.Errorf("-t 20s: want the job killed at 20 s and the JobSet Failed, got %s, exit %d, log:\n%s", state, code, log)
 		}
 	})
