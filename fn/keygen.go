@@ -22,7 +22,7 @@ func keygen(args []string, stdout, stderr io.Writer) int {
 	name := flags.String("name", "jobset-flux", "metadata name written in the certificate")
 	secretName := flags.String("secret", "", "write a Secret manifest of this name (e.g. <jobset>"+plan.SecretSuffix+") instead of the bare certificate")
 	namespace := flags.String("namespace", "", "namespace of the Secret manifest")
-	output := flags.String("o", "", "write to this file (mode 0600, replacing an existing file) instead of stdout")
+	output := flags.String("o", "", "write to this file (mode 0600, replacing an existing regular file; anything else is refused) instead of stdout")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -75,11 +75,15 @@ func keygen(args []string, stdout, stderr io.Writer) int {
 // whether or not it existed: os.WriteFile keeps an existing file's mode,
 // so a key written over a 0644 file would be readable by everyone. The
 // data goes to a new 0600 file in the same directory, which then replaces
-// name; a reader never sees a half-written key, and a symlink at name is
-// replaced, not followed.
+// name; a reader never sees a half-written key. Only a regular file is
+// replaced: a symlink, device, FIFO, socket or directory at name is
+// refused, neither followed nor replaced (as root, -o /dev/null would
+// otherwise turn the device into a file holding the key).
 func writePrivate(name string, data []byte) error {
-	if info, err := os.Lstat(name); err == nil && info.IsDir() {
-		return fmt.Errorf("-o %s is a directory; give the path of a file", name)
+	if info, err := os.Lstat(name); err == nil && !info.Mode().IsRegular() {
+		return fmt.Errorf("-o %s is %s, not a regular file; give the path of a regular file (replaced) or of a new one", name, describeMode(info.Mode()))
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("-o %s: %w", name, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
 	if err != nil {
@@ -107,4 +111,23 @@ func writePrivate(name string, data []byte) error {
 		return fmt.Errorf("-o %s: %w", name, err)
 	}
 	return nil
+}
+
+// describeMode names a file type that is not a regular file.
+func describeMode(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }

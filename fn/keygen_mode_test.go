@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
@@ -42,29 +44,59 @@ func TestKeygenOverwriteMode(t *testing.T) {
 	}
 }
 
-func TestKeygenOverSymlink(t *testing.T) {
+// TestKeygenRefusesNonRegular: -o replaces only a regular file. A
+// symlink (not followed: its target keeps its bytes), a directory, a
+// FIFO, a socket and a character device are refused with exit 3, left as
+// they were, and no key is written anywhere.
+func TestKeygenRefusesNonRegular(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "shared")
 	if err := os.WriteFile(target, []byte("not a key\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(dir, "cert")
-	if err := os.Symlink(target, link); err != nil {
+	paths := map[string]string{"a symbolic link": filepath.Join(dir, "link"), "a directory": filepath.Join(dir, "dir"),
+		"a FIFO": filepath.Join(dir, "fifo"), "a socket": filepath.Join(dir, "sock"), "a character device": filepath.Join(dir, "null")}
+	if err := os.Symlink(target, paths["a symbolic link"]); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
-	if code := run([]string{"keygen", "-o", link}, nil, &out, &errOut); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	if err := os.Mkdir(paths["a directory"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(paths["a FIFO"], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", paths["a socket"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// A device node of /dev/null's numbers in the test's own directory
+	// (only root may make one); otherwise /dev/null itself, which a
+	// non-root user could not replace anyway.
+	if err := syscall.Mknod(paths["a character device"], syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		paths["a character device"] = "/dev/null"
+	}
+	for kind, path := range paths {
+		before, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := run([]string{"keygen", "-o", path}, nil, &out, &errOut)
+		if code != exitProblem || !strings.Contains(errOut.String(), "is "+kind+", not a regular file") {
+			t.Errorf("-o %s (%s): exit %d, %q; want exit %d naming it", path, kind, code, errOut.String(), exitProblem)
+		}
+		after, err := os.Lstat(path)
+		if err != nil || after.Mode() != before.Mode() || !os.SameFile(before, after) {
+			t.Errorf("-o %s (%s): replaced: %v -> %v (%v)", path, kind, before.Mode(), after.Mode(), err)
+		}
 	}
 	if data, _ := os.ReadFile(target); string(data) != "not a key\n" {
 		t.Errorf("the key was written through the symlink into %s", target)
 	}
-	if info, err := os.Lstat(link); err != nil || info.Mode().Perm() != 0o600 || !info.Mode().IsRegular() {
-		t.Errorf("-o %s: %v, %v; want a regular 0600 file", link, info.Mode(), err)
-	}
-	code := run([]string{"keygen", "-o", dir}, nil, &out, &errOut)
-	if code != exitProblem || !strings.Contains(errOut.String(), "is a directory") {
-		t.Errorf("-o a directory: exit %d, %q", code, errOut.String())
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 6 {
+		t.Errorf("files left behind or lost: %v", entries)
 	}
 }
 

@@ -81,7 +81,7 @@ func (c *checker) job(p *plan.Plan) {
 		}
 	}
 	// A launcher plans no flux run, so there is no job to fit.
-	if !p.Settings.Launcher && (p.JobNodes < 1 || p.JobNodes != jobNodes) {
+	if !p.Settings.Launcher && (p.JobNodes < 1 || p.JobNodes != jobNodes-p.Excluded) {
 		c.bad("the job runs on %d nodes but its groups have %d pods", p.JobNodes, jobNodes)
 	}
 	if !p.Settings.Launcher && p.Tasks != p.JobNodes*p.TasksPerNode {

@@ -20,6 +20,9 @@ func TestAPIConstants(t *testing.T) {
 		{"RestartPolicyOnFailure", RestartPolicyOnFailure, string(corev1.RestartPolicyOnFailure)},
 		{"StorageMediumMemory", StorageMediumMemory, string(corev1.StorageMediumMemory)},
 		{"SeccompRuntimeDefault", SeccompRuntimeDefault, string(corev1.SeccompProfileTypeRuntimeDefault)},
+		{"PodFailurePolicyFailIndex", PodFailurePolicyFailIndex, string(batchv1.PodFailurePolicyActionFailIndex)},
+		{"InPlaceRestart", InPlaceRestart, string(jobsetapi.InPlaceRestart)},
+		{"SuccessAny", SuccessAny, string(jobsetapi.OperatorAny)},
 	} {
 		if c.ours != c.typed {
 			t.Errorf("%s = %q, but the typed API says %q", c.name, c.ours, c.typed)

@@ -18,6 +18,27 @@ type Policies struct {
 	FailureRules []FailureRule
 	// StartupOrder is spec.startupPolicy.startupPolicyOrder ("" when unset).
 	StartupOrder string
+	// RestartStrategy is spec.failurePolicy.restartStrategy ("" when unset).
+	RestartStrategy string
+	// Success is spec.successPolicy, nil when unset.
+	Success *SuccessPolicy
+	// Coordinator is spec.coordinator, nil when unset.
+	Coordinator *Coordinator
+}
+
+// SuccessPolicy is a JobSet's spec.successPolicy: the JobSet completes
+// when all (operator All) or any (Any) of the Jobs of the targeted
+// replicatedJobs complete; no targets means every replicatedJob.
+type SuccessPolicy struct {
+	Operator string
+	Targets  []string
+}
+
+// Coordinator is a JobSet's spec.coordinator: the pod whose stable
+// network endpoint the controller writes into a label of every pod.
+type Coordinator struct {
+	ReplicatedJob      string
+	JobIndex, PodIndex int
 }
 
 // FailureRule is one rule of a JobSet's failurePolicy.
@@ -42,6 +63,10 @@ type Retries struct {
 	// PodFailureActions are the actions of podFailurePolicy.rules, with
 	// the path of each.
 	PodFailureActions []Field
+	// SuccessIndexes are the succeededIndexes of the Job's own
+	// successPolicy.rules, with the path of each rule ("" for a rule
+	// without them, which succeededCount alone meets).
+	SuccessIndexes []Field
 }
 
 // Field is a string field as written, and its path.
@@ -74,12 +99,17 @@ const (
 	RestartJob                 = "RestartJob"                        // jobsetv1alpha2.RestartJob
 	RestartJobIgnoringMax      = "RestartJobAndIgnoreMaxRestarts"    // jobsetv1alpha2.RestartJobAndIgnoreMaxRestarts
 	DNSClusterFirstWithHostNet = "ClusterFirstWithHostNet"           // corev1.DNSClusterFirstWithHostNet
+	PodFailurePolicyFailIndex  = "FailIndex"                         // batchv1.PodFailurePolicyActionFailIndex
+	InPlaceRestart             = "InPlaceRestart"                    // jobsetv1alpha2.InPlaceRestart
+	SuccessAny                 = "Any"                               // jobsetv1alpha2.OperatorAny
 )
 
 // Field paths of the JobSet-level policies.
 var (
 	FailurePolicyPath = yamltree.Key(SpecKey, "failurePolicy")
 	StartupPolicyPath = yamltree.Key(SpecKey, "startupPolicy")
+	SuccessPolicyPath = yamltree.Key(SpecKey, "successPolicy")
+	CoordinatorPath   = yamltree.Key(SpecKey, "coordinator")
 )
 
 // policies reads spec.failurePolicy and spec.startupPolicy.
@@ -102,6 +132,24 @@ func (r *reader) policies(spec *yaml.Node) Policies {
 	if sp := r.mapping(spec, SpecKey, "startupPolicy"); sp != nil {
 		p.StartupOrder = r.str(sp, StartupPolicyPath, "startupPolicyOrder")
 	}
+	if fp := r.mapping(spec, SpecKey, "failurePolicy"); fp != nil {
+		p.RestartStrategy = r.str(fp, FailurePolicyPath, "restartStrategy")
+	}
+	if sp := r.mapping(spec, SpecKey, "successPolicy"); sp != nil {
+		p.Success = &SuccessPolicy{
+			Operator: r.str(sp, SuccessPolicyPath, "operator"),
+			Targets:  r.strings(sp, SuccessPolicyPath, "targetReplicatedJobs"),
+		}
+	}
+	if c := r.mapping(spec, SpecKey, "coordinator"); c != nil {
+		p.Coordinator = &Coordinator{ReplicatedJob: r.str(c, CoordinatorPath, "replicatedJob")}
+		if n := r.integer(c, CoordinatorPath, "jobIndex"); n != nil {
+			p.Coordinator.JobIndex = *n
+		}
+		if n := r.integer(c, CoordinatorPath, "podIndex"); n != nil {
+			p.Coordinator.PodIndex = *n
+		}
+	}
 	return p
 }
 
@@ -117,6 +165,13 @@ func (r *reader) retries(job *yaml.Node, path string) Retries {
 	for i, rule := range r.list(pfp, pfpPath, "rules") {
 		at := yamltree.Index(rules, i)
 		rt.PodFailureActions = append(rt.PodFailureActions, Field{Path: yamltree.Key(at, "action"), Value: r.str(rule, at, "action")})
+	}
+	sp := r.mapping(job, path, "successPolicy")
+	spPath := yamltree.Key(path, "successPolicy")
+	spRules := yamltree.Key(spPath, "rules")
+	for i, rule := range r.list(sp, spPath, "rules") {
+		at := yamltree.Index(spRules, i)
+		rt.SuccessIndexes = append(rt.SuccessIndexes, Field{Path: at, Value: r.str(rule, at, "succeededIndexes")})
 	}
 	return rt
 }

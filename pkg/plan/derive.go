@@ -41,6 +41,7 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 	var note finding.List
 	p.Interactive, note = deriveInteractive(js, p)
 	notes.Add(note)
+	notes.Add(applyExclude(p))
 	notes.Add(shmNotes(p))
 	return p, notes
 }
@@ -221,7 +222,10 @@ func deriveInteractive(js *jobset.JobSet, p *Plan) (bool, finding.List) {
 	interactive := isInteractive(js, &p.Settings, p.Groups)
 	if interactive && p.Settings.Interactive == nil {
 		c := leader(js, p.Groups)
-		notes.Infof(c.Path, "container %q has no command or args, so the Flux instance is interactive: it stays up until `flux shutdown`", c.Name)
+		// A warning, printed without -v: a JobSet that never ends on its
+		// own holds its nodes until someone runs flux shutdown. It can be
+		// right (an interactive cluster), so setting interactive silences it.
+		notes.Warnf(c.Path, "container %q has no command or args, so the Flux instance is interactive: it stays up, and the JobSet runs, until someone runs `flux shutdown` in it; give the container a command to run, or set flux-framework.org/interactive: \"true\" to say this is meant", c.Name)
 	}
 	return interactive, notes
 }

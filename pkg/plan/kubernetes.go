@@ -32,6 +32,7 @@ func checkKubernetes(js *jobset.JobSet, groups []Group) finding.List {
 	found.Add(checkDependsOn(js, groups))
 	found.Add(checkStartupOrder(js, groups))
 	found.Add(checkFailurePolicy(js))
+	found.Add(checkEnding(js, groups))
 	return found
 }
 
@@ -63,6 +64,7 @@ func checkRetries(rj *jobset.ReplicatedJob) finding.List {
 		add(&found, finding.Warning, job+".maxFailedIndexes", strconv.Itoa(*m), "",
 			"is %d, but it never applies: it goes with backoffLimitPerIndex, and a Flux Job's backoffLimit 0 fails the Job at its first failed pod; remove both", *m)
 	}
+	found.Add(checkPodFailurePolicy(rj))
 	for _, a := range rj.Retries.PodFailureActions {
 		if a.Value == jobset.PodFailurePolicyIgnore {
 			add(&found, finding.Error, a.Path, a.Value, "FailJob",
@@ -217,4 +219,25 @@ func reachableRules(rules []jobset.FailureRule) (reachable []jobset.FailureRule,
 		}
 	}
 	return reachable, true
+}
+
+// checkPodFailurePolicy refuses the podFailurePolicy a Job cannot have:
+// the API server refuses such a Job, so the JobSet controller never
+// creates it and the JobSet never starts.
+func checkPodFailurePolicy(rj *jobset.ReplicatedJob) finding.List {
+	var found finding.List
+	if len(rj.Retries.PodFailureActions) == 0 {
+		return found
+	}
+	if rj.Pod.RestartPolicy == jobset.RestartPolicyOnFailure {
+		add(&found, finding.Error, rj.Pod.Path+".restartPolicy", rj.Pod.RestartPolicy, jobset.RestartPolicyNever,
+			"is OnFailure, but the Job has a podFailurePolicy, which Kubernetes accepts only with restartPolicy Never: the API server refuses the Job, so the JobSet never starts; remove restartPolicy (jobset-flux sets Never)")
+	}
+	for _, a := range rj.Retries.PodFailureActions {
+		if a.Value == jobset.PodFailurePolicyFailIndex && rj.Retries.BackoffLimitPerIndex == nil {
+			add(&found, finding.Error, a.Path, a.Value, "FailJob",
+				"is FailIndex, which Kubernetes accepts only with backoffLimitPerIndex: the API server refuses the Job, so the JobSet never starts; use FailJob (a failed broker must fail the Job anyway)")
+		}
+	}
+	return found
 }

@@ -2,23 +2,8 @@ package plan
 
 import (
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
-
-// checkTimeLimit refuses a time limit given twice: the time-limit setting
-// and a -t in run-options both reach flux run, where the later one would
-// win unseen.
-func checkTimeLimit(s *settings.Settings) finding.List {
-	var found finding.List
-	if s.TimeLimit == "" {
-		return found
-	}
-	if w := s.RunOptionsTimeLimit(); w != "" {
-		found.Errorf(s.Origin("time-limit"), "time-limit %q and run-options (%s, word %q) both set flux run's time limit; keep one: remove the -t from run-options, or remove time-limit", s.TimeLimit, s.Origin("run-options"), w)
-	}
-	return found
-}
 
 // ShmPerTask is the /dev/shm one MPI task of a pod needs, in bytes: 4.25
 // MiB, what MPICH needs (docs/user/mpi-pitfalls.md). The smallest tmpfs

@@ -18,9 +18,10 @@ func warningsOf(found finding.List) []string {
 	return out
 }
 
-// TestTimeLimit: time-limit is one flux run option; given a second time
-// in run-options, or with a launcher (no flux run), it is an error at the
-// field that set it, naming the fix.
+// TestTimeLimit: time-limit is one flux run option, seconds without a
+// unit (written out so flux run -t does not read minutes); with a
+// launcher (no flux run) or an interactive instance (none either) it is
+// an error at the field that set it, naming the fix.
 func TestTimeLimit(t *testing.T) {
 	ann := func(kv ...string) map[string]string {
 		m := map[string]string{}
@@ -29,30 +30,30 @@ func TestTimeLimit(t *testing.T) {
 		}
 		return m
 	}
-	p, found := build(read(t, jobsetYAML(ann("time-limit", "30m"), "w:1:2")), settings.Defaults())
-	if p == nil || p.Settings.TimeLimit != "30m" {
-		t.Fatalf("time-limit 30m: plan %v, errors %v", p != nil, errorsOf(found))
-	}
-	// run-options spellings of -t: each one refused next to time-limit;
-	// options whose value merely contains a t are not.
-	for opts, refused := range map[string]bool{
-		"-t 1h": true, "-t1h": true, "-t=1h": true, "--time-limit 1h": true, "--time-limit=1h": true,
-		"-vt 1h": true, "-ut1h": true, "-o cpu-affinity=per-task": false, "-ot": false,
-		"--setopt t": false, "--job-name t -v": false, "--env=t=1": false, "-o t -v": false,
-	} {
-		_, found := build(read(t, jobsetYAML(ann("time-limit", "30m", "run-options", opts), "w:1:2")), settings.Defaults())
-		errs := strings.Join(errorsOf(found), "\n")
-		got := strings.Contains(errs, "both set flux run's time limit")
-		if got != refused {
-			t.Errorf("time-limit 30m with run-options %q: refused %v, want %v (%s)", opts, got, refused, errs)
-		}
-		if refused && (!strings.Contains(errs, "metadata.annotations[flux-framework.org/time-limit]: ") || !strings.Contains(errs, "remove the -t from run-options")) {
-			t.Errorf("run-options %q: the error names neither the field nor the fix: %s", opts, errs)
+	for raw, want := range map[string]string{"30m": "30m", "600": "600s", "1.5": "1.5s", "2h": "2h", "45s": "45s", "1d": "1d", "500ms": "500ms"} {
+		p, found := build(read(t, jobsetYAML(ann("time-limit", raw), "w:1:2")), settings.Defaults())
+		if p == nil || p.Settings.TimeLimit != want {
+			t.Fatalf("time-limit %q: plan %v, errors %v; want flux run -t %s", raw, p != nil, errorsOf(found), want)
 		}
 	}
-	_, found = build(read(t, jobsetYAML(ann("time-limit", "30m", "launcher", "true"), "w:1:2")), settings.Defaults())
+	_, found := build(read(t, jobsetYAML(ann("time-limit", "30m", "launcher", "true"), "w:1:2")), settings.Defaults())
 	if errs := strings.Join(errorsOf(found), "\n"); !strings.Contains(errs, "time-limit shapes the flux run of the command, but launcher is true") {
 		t.Errorf("time-limit with launcher: %s", errs)
+	}
+	for name, annotations := range map[string]map[string]string{
+		"time-limit, interactive set":     ann("time-limit", "30m", "interactive", "true"),
+		"run-options, interactive set":    ann("run-options", "-o cpu-affinity=per-task", "interactive", "true"),
+		"time-limit, interactive derived": ann("time-limit", "30m"),
+	} {
+		rj := "w:1:2"
+		if strings.HasSuffix(name, "derived") {
+			rj = "w:1:2:command: []"
+		}
+		_, found := build(read(t, jobsetYAML(annotations, rj)), settings.Defaults())
+		errs := strings.Join(errorsOf(found), "\n")
+		if !strings.Contains(errs, "shapes the flux run of the command, but") || !strings.Contains(errs, "an interactive instance runs no command") || !strings.Contains(errs, "metadata.annotations[flux-framework.org/") {
+			t.Errorf("%s: want an error at the annotation naming the fix, got %s", name, errs)
+		}
 	}
 }
 

@@ -166,8 +166,10 @@ type Plan struct {
 	Brokers int
 
 	// JobNodes is the number of nodes the leader's flux run uses (-N): the
-	// pods of the groups that run the job. TasksPerNode is the tasks on each.
-	JobNodes, TasksPerNode int
+	// pods of the groups that run the job, less the Excluded ones that
+	// broker-config's [resource] exclude withholds from scheduling.
+	// TasksPerNode is the tasks on each.
+	JobNodes, TasksPerNode, Excluded int
 	// Tasks is JobNodes*TasksPerNode (-n); CoresPerTask and GPUsPerTask
 	// are the per-task shares passed to flux run (-c, -g), which fit every
 	// node of every group that runs the job. With Launcher they are all

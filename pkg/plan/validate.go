@@ -39,7 +39,6 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	}
 	found.Add(checkRanks(js, groups))
 	found.Add(checkLauncher(&s))
-	found.Add(checkTimeLimit(&s))
 	found.Add(checkKubernetes(js, groups))
 	found.Add(checkKueue(js))
 	if found.HasErrors() {
@@ -47,6 +46,8 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	}
 	found.Add(checkResources(js, &s, groups))
 	found.Add(checkInteractive(js, &s, groups))
+	found.Add(checkInteractiveDrops(js, &s, groups))
+	found.Add(checkBrokerSize(js, &s, groups))
 	found.Add(checkUnusedCommands(js, &s, groups))
 	return found
 }
@@ -302,6 +303,26 @@ func checkUnusedCommands(js *jobset.JobSet, s *settings.Settings, groups []Group
 			runs = "the instance is interactive, so no container's command runs"
 		}
 		found.Warnf(field, "replicatedJob %q's container %q will never run its own command: %s and the other brokers only serve; remove it, or make it the same as the leader's", g.Name, c.Name, runs)
+	}
+	return found
+}
+
+// checkInteractiveDrops refuses the settings that shape the command's
+// flux run in an interactive instance, which runs none: kept silently,
+// they would leave the user believing their limit or options apply.
+func checkInteractiveDrops(js *jobset.JobSet, s *settings.Settings, groups []Group) finding.List {
+	var found finding.List
+	if s.Launcher || !isInteractive(js, s, groups) {
+		return found
+	}
+	why := fmt.Sprintf("interactive is true (%s)", s.Origin("interactive"))
+	if s.Interactive == nil {
+		why = fmt.Sprintf("the instance is interactive, since container %q has no command or args", leader(js, groups).Name)
+	}
+	for _, name := range []string{"run-options", "time-limit"} {
+		if o := s.Origin(name); o != "" {
+			found.Errorf(o, "%s shapes the flux run of the command, but %s: an interactive instance runs no command, so %s would bound or change nothing (the instance runs until flux shutdown); remove %s (where a wider layer such as the function config sets it, clear it for this JobSet with the annotation %s%s: \"\"), or give the container a command", name, why, name, name, settings.AnnotationPrefix, name)
+		}
 	}
 	return found
 }

@@ -169,9 +169,11 @@ type runOption struct {
 
 // runOptions are the flux run options run-options accepts. Any other word
 // is refused rather than passed on: flux run parses its options with
-// Python's argparse, which also accepts an abbreviation of a long option
-// (--node=3 for --nodes=3) and bundled short flags (-vN3 for -v -N 3),
-// so only exact spellings of known options can be checked.
+// Python's argparse, which also accepts bundled short flags (-vN3 for -v
+// -N 3), so only exact spellings of known options can be checked.
+// flux-core 0.88's flux run has neither --conf (flux batch and alloc's)
+// nor --debug, and takes no abbreviation of a long option
+// (cli/argparse.py: allow_abbrev=False), so both would fail it.
 var runOptions = []runOption{
 	{'o', "setopt", true}, {'S', "setattr", true}, {'t', "time-limit", true},
 	{'q', "queue", true}, {'B', "bank", true}, {0, "urgency", true},
@@ -179,10 +181,10 @@ var runOptions = []runOption{
 	{0, "env-file", true}, {0, "rlimit", true}, {0, "input", true},
 	{0, "output", true}, {0, "error", true}, {0, "cwd", true},
 	{0, "flags", true}, {0, "requires", true}, {0, "taskmap", true},
-	{0, "add-file", true}, {0, "conf", true}, {0, "signal", true},
+	{0, "add-file", true}, {0, "signal", true},
 	{0, "begin-time", true}, {0, "dependency", true},
 	{'u', "unbuffered", false}, {'l', "label-io", false}, {'v', "verbose", false},
-	{'x', "exclusive", false}, {0, "quiet", false}, {0, "debug", false},
+	{'x', "exclusive", false}, {0, "quiet", false},
 }
 
 // computedRunOptions are the options that set what the function computes
@@ -215,6 +217,9 @@ func parseRunOptions(raw string) ([]string, error) {
 	}
 	if err := checkRunOptionSyntax(words); err != nil {
 		return nil, err
+	}
+	if w := durationWord(words); w != "" {
+		return nil, fmt.Errorf("word %s sets the job's time limit, which is the time-limit setting's (flux run reads a number without a unit as minutes, time-limit as seconds, and the later of two limits would win unseen); remove it and set time-limit (for example \"30m\") instead", finding.Quote(w))
 	}
 	return words, nil
 }
@@ -308,6 +313,11 @@ func shortRunOptions(w string) (needValue bool, err error) {
 		}
 		if opt.value {
 			rest := strings.TrimPrefix(w[i+1:], "=")
+			if rest == "" && i > 1 {
+				// flux-core 0.88's posix parsing takes the word after a
+				// bundle of short options for the command: flux run fails.
+				return false, fmt.Errorf("%s bundles -%c, whose value is the next word, after other options, which flux run reads as the start of the command; write the value into the word (%sVALUE) or give -%c on its own", finding.Quote(w), c, w, c)
+			}
 			if rest == "" {
 				return true, nil
 			}

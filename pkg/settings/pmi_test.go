@@ -42,11 +42,11 @@ func TestPMIXAloneWarns(t *testing.T) {
 		"-o=pmi=pmix":       "-o pmi=simple,pmix",
 		"--setopt=pmi=pmix": "-o pmi=simple,pmix",
 		"--setopt pmi=pmix": "-o pmi=simple,pmix",
-		"-vo pmi=pmix":      "-o pmi=simple,pmix",
+		"-vopmi=pmix":       "-o pmi=simple,pmix",
 		"-uopmi=pmix":       "-o pmi=simple,pmix",
-		"-t 5m -o cpu-affinity=per-task -o pmi=pmix": "-o pmi=simple,pmix",
-		"-o pmi=simple -o pmi=pmix":                  "-o pmi=simple,pmix", // the last one counts
-		"-o pmi=pmix,cray-pals":                      "-o pmi=simple,pmix,cray-pals",
+		"-u -o cpu-affinity=per-task -o pmi=pmix": "-o pmi=simple,pmix",
+		"-o pmi=simple -o pmi=pmix":               "-o pmi=simple,pmix", // the last one counts
+		"-o pmi=pmix,cray-pals":                   "-o pmi=simple,pmix,cray-pals",
 	}
 	for opts, fix := range warned {
 		found := resolveRunOptions(t, settings.Defaults(), opts)
@@ -56,7 +56,7 @@ func TestPMIXAloneWarns(t *testing.T) {
 		}
 	}
 	for _, opts := range []string{"", "-o pmi=simple,pmix", "-o pmi=pmix,simple", "-o pmi=simple", "-o pmi=off",
-		"-o pmi=pmix -o pmi=simple,pmix", "--env pmi=pmix", "-q pmi=pmix", "-o cpu-affinity=per-task", "-t 10m"} {
+		"-o pmi=pmix -o pmi=simple,pmix", "--env pmi=pmix", "-q pmi=pmix", "-o cpu-affinity=per-task", "-q batch"} {
 		if found := resolveRunOptions(t, settings.Defaults(), opts); len(found) != 0 {
 			t.Errorf("run-options %q: findings %+v; want none", opts, found)
 		}

@@ -252,6 +252,10 @@ func OfField(field string) (name string, typ Type, ok bool) {
 
 // suggest returns ` (did you mean "x"?)` for the closest known name, if close.
 func suggest(name string) string {
+	// The selector is no setting, but the likeliest misspelling of all.
+	if editDistance(strings.ToLower(name), "enabled") <= 2 {
+		return fmt.Sprintf(" (did you mean %q?)", EnabledAnnotation)
+	}
 	best, bestDist := "", 4
 	for _, d := range table {
 		if dist := editDistance(name, d.Name); dist < bestDist {

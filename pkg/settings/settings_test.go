@@ -149,7 +149,7 @@ func TestCheck(t *testing.T) {
 			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "": `"true" or "false"`},
 		},
 		"run-options": {
-			good: []string{"", "-o pmi=pmix", "--exclusive", "-o cpu-affinity=per-task -o gpu-affinity=per-task", "--setattr=a.b=c", "-t 1h", "-opmi=pmix", "-o=pmi=pmix", "-ux", "-vo pmi=pmix", "--env=A=1 -l"},
+			good: []string{"", "-o pmi=pmix", "--exclusive", "-o cpu-affinity=per-task -o gpu-affinity=per-task", "--setattr=a.b=c", "-S user.duration=1", "-opmi=pmix", "-o=pmi=pmix", "-ux", "-vopmi=pmix", "--env=A=1 -l"},
 			bad: map[string]string{
 				"-o pmi=pmix;id":    "may only contain",
 				"-o $(id)":          "may only contain",

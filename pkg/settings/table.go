@@ -152,7 +152,7 @@ var table = []Setting{
 		// None: a limit right for one job ends another's work; the
 		// examples set one.
 		Doc:   "the longest the command's job may run, a Flux duration (`30m`, `2h`, `1.5d`; seconds without a unit), passed as `flux run -t`: when it passes, Flux kills every task, the leader exits non-zero and the JobSet fails, instead of running on when a rank hangs (an MPI_Finalize deadlock). Not with `launcher` (give the `flux submit -t` yourself) or a `-t` in `run-options`",
-		value: text(func(s *Settings) *string { return &s.TimeLimit }, checkTimeLimit)},
+		value: timeLimitValue()},
 	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
 		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
 		value: list(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},

@@ -26,6 +26,7 @@ func render(rn *yaml.RNode, pl *plan.Plan, gen generated, annotations map[string
 	if err != nil {
 		return nil, nil, err
 	}
+	unreportRecorded(pl, annotations[DefaultsAnnotation])
 	objects := []*fn.KubeObject{configMap(pl, gen.files, annotations)}
 	if gen.cert != nil {
 		objects = append(objects, secret(pl, gen.cert, annotations))
@@ -41,6 +42,7 @@ func edit(root *yaml.Node, pl *plan.Plan) error {
 	if err := editJobSet(root, pl); err != nil {
 		return err
 	}
+	recordDefaults(root, pl)
 	dropEmptied(root)
 	yamltree.QuoteAmbiguous(root)
 	yamltree.SafeBlockStyles(root)

@@ -91,12 +91,13 @@ func isSecret(rec *resourcelist.Record) bool {
 
 // takeEarly takes the items read whole before the loop gets to them:
 // the input's v1 Secrets (a JobSet may use one as its CURVE Secret and
-// read its certificate) and the orphan candidates (their digests say
+// read its certificate), its v1 Services (their selectors say whether a
+// JobSet's subdomain is taken: newClaims) and the orphan candidates (their digests say
 // which are targets). Whether a candidate is an orphan depends only on
 // the input's JobSets, which the records say.
 func (r *run) takeEarly() error {
 	for i, rec := range r.input {
-		if !isSecret(rec) && !r.candidate(rec) {
+		if !isSecret(rec) && !isService(rec) && !r.candidate(rec) {
 			continue
 		}
 		obj, err := r.src.Item(i)

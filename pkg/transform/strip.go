@@ -41,7 +41,7 @@ func stripRendering(root *yaml.Node) bool {
 		return false
 	}
 	patterns := renderingPatterns()
-	stripped := false
+	stripped := stripDefaults(root)
 	for _, rj := range rjs {
 		if pod := podSpecOf(rj); pod != nil && stripPod(pod, patterns) {
 			stripped = true
@@ -388,7 +388,7 @@ func unrenderDisabled(item *fn.KubeObject, reports *[]report) *fn.KubeObject {
 	out, ok := unrender(item)
 	if ok {
 		var found finding.List
-		found.Infof("metadata.annotations["+settings.EnabledAnnotation+"]", "is \"false\": removed the Flux init container, volumes, mounts and entrypoint that jobset-flux had added")
+		found.Infof("metadata.annotations["+settings.EnabledAnnotation+"]", "is \"false\": removed the Flux init container, volumes, mounts and entrypoint that jobset-flux had added, and the Job, pod and spec.network fields it had set (recorded in %s)", DefaultsAnnotation)
 		*reports = append(*reports, report{out, found})
 	}
 	return out

@@ -113,6 +113,7 @@ func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep
 		yamltree.SafeBlockStyles(nodeOf(item))
 		var reports []report
 		finished := item
+		index.observe(item, r.input[i], &reports)
 		if !selectItem(item, index, &reports) {
 			finished = unrenderDisabled(item, &reports)
 		} else {
@@ -137,6 +138,9 @@ func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep
 // with a key written twice is reported and passed through as it is,
 // like any item with an error.
 func selectItem(item *fn.KubeObject, index *index, reports *[]report) bool {
+	if !checkList(item, reports) {
+		return false
+	}
 	if dup := duplicateKeys(nodeOf(item)); len(dup) > 0 {
 		*reports = append(*reports, report{item, dup})
 		return false
@@ -156,6 +160,7 @@ func selectItem(item *fn.KubeObject, index *index, reports *[]report) bool {
 // marked for Flux, and malformed markers, are reported.
 func selected(item *fn.KubeObject, reports *[]report) bool {
 	value, marked := item.GetAnnotations()[settings.EnabledAnnotation]
+	checkUnselected(item, reports)
 	if !marked || item.IsLocalConfig() {
 		return false
 	}
@@ -223,7 +228,7 @@ func (p *Processor) processJobSet(item *fn.KubeObject, config settings.Settings,
 	st.ok(notes)
 	gen, found, secretReport := p.generate(pl, index)
 	out.reports = append(out.reports, secretReport...)
-	if !st.ok(found) {
+	if !st.ok(found) || !st.ok(checkInstance(pl, gen, index)) {
 		return out
 	}
 	edited, objects, err := render(rn, pl, gen, item.GetAnnotations())
@@ -287,12 +292,15 @@ type index struct {
 	positions map[string]int
 	jobsets   map[string]int
 	r         *run
+	// claims are the subdomains the input's Services and JobSets claim,
+	// by namespace/subdomain (instance.go).
+	claims map[string][]claim
 }
 
 func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
 func newIndex(r *run) *index {
-	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, r: r}
+	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, r: r, claims: newClaims(r)}
 	for i, it := range r.input {
 		switch it.Kind {
 		case "ConfigMap", "Secret":
