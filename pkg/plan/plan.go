@@ -23,6 +23,12 @@ const (
 	RunDir = InstallDir + "/run"
 	// CertPath is the private (mode 0400) copy of the CURVE certificate.
 	CertPath = RunDir + "/curve.cert"
+	// JoinedPath is created by the entrypoint once its broker is part of
+	// the whole instance: the wrapped container's startup probe waits for it.
+	JoinedPath = RunDir + "/joined"
+	// SetupStatePath is where the setup script's shell leaves what it set
+	// (exported variables, directory, umask, limits) for the entrypoint.
+	SetupStatePath = InstallDir + "/setup.state"
 	// SoftwareDir is where the view's Spack tree lives; its RPATHs are absolute,
 	// so the app container mounts the copy back at the same path.
 	SoftwareDir = "/opt/software"
