@@ -117,6 +117,11 @@ type Group struct {
 	// Set lists the fields of the group's Job and pod spec to set on the
 	// user's behalf, in the order they are reported.
 	Set []Default
+	// StartupProbe is true when the wrapped container gets the startup
+	// probe that waits for its broker to join (it has none of its own).
+	StartupProbe bool
+	// Installer is the group's flux-installer's resources and user.
+	Installer Installer
 }
 
 // Default is a field the render sets on the user's behalf, because it was

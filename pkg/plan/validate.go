@@ -47,6 +47,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkResources(js, &s, groups))
 	found.Add(checkInteractive(js, &s, groups))
 	found.Add(checkUnusedCommands(js, &s, groups))
+	found.Add(checkPodFacts(js, &s, groups))
 	return found
 }
 
