@@ -231,4 +231,3 @@ func viewDir(p *plan.Plan) string {
 	}
 	return p.Settings.FluxPath
 }
-
