@@ -74,6 +74,12 @@ type faultRun struct {
 // faultBound after the fault).
 func runFault(t *testing.T, n *namespace, name string, pods int, fault func(s *snapshot)) *faultRun {
 	t.Helper()
+	return runFaultWithin(t, n, name, pods, faultBound, fault)
+}
+
+// runFaultWithin is runFault with its own bound after the fault.
+func runFaultWithin(t *testing.T, n *namespace, name string, pods int, bound time.Duration, fault func(s *snapshot)) *faultRun {
+	t.Helper()
 	r := &faultRun{n: n, name: name}
 	h, ok := n.watch(instanceTimeout, func(s *snapshot) bool {
 		if st, msg := s.jobSetState(name); st != "" {
@@ -84,7 +90,7 @@ func runFault(t *testing.T, n *namespace, name string, pods int, fault func(s *s
 			r.faultAt = time.Now()
 			fault(s)
 		}
-		return !r.faultAt.IsZero() && time.Since(r.faultAt) > faultBound
+		return !r.faultAt.IsZero() && time.Since(r.faultAt) > bound
 	})
 	r.h = h
 	if !ok || r.faultAt.IsZero() {
@@ -92,7 +98,7 @@ func runFault(t *testing.T, n *namespace, name string, pods int, fault func(s *s
 	}
 	r.endAfter = time.Since(r.faultAt)
 	if r.state == "" {
-		t.Fatalf("JobSet %s had not ended %s after the fault:\n%s", name, faultBound, h.summary())
+		t.Fatalf("JobSet %s had not ended %s after the fault:\n%s", name, bound, h.summary())
 	}
 	return r
 }
@@ -185,7 +191,8 @@ func TestFaultSuspendResume(t *testing.T) {
 		}
 	}
 	var resumedAt time.Time
-	r := runFault(t, n, "sus", 3, func(s *snapshot) {
+	// The suspend's pod deletions, then a new instance's start and job.
+	r := runFaultWithin(t, n, "sus", 3, 4*faultBound, func(s *snapshot) {
 		patch(true)
 		gone, _ := n.watch(faultBound, func(s *snapshot) bool { return len(s.pods()) == 0 })
 		if pods := gone.last.pods(); len(pods) != 0 {
