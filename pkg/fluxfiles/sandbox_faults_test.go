@@ -97,7 +97,8 @@ func TestSandboxJoined(t *testing.T) {
 
 // TestSandboxPathWithoutBin: an image PATH without /bin (the entrypoint
 // calls rm, mkdir, cp, chmod and readlink) still starts Flux, and the
-// broker gets the image's PATH as it was.
+// broker gets the image's PATH first, the standard directories after it
+// (Flux's own scripts run tools by name).
 func TestSandboxPathWithoutBin(t *testing.T) {
 	requireSandbox(t)
 	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil)
@@ -107,8 +108,8 @@ func TestSandboxPathWithoutBin(t *testing.T) {
 	if r.code != 0 || r.run == nil {
 		t.Fatalf("exit code %d, flux run ran: %v:\n%s", r.code, r.run != nil, r.stderr)
 	}
-	if got := r.start.env["PATH"]; got != "/opt/app/bin" {
-		t.Errorf("flux start saw PATH=%q, want the image's /opt/app/bin", got)
+	if got, want := r.start.env["PATH"], "/opt/app/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"; got != want {
+		t.Errorf("flux start saw PATH=%q, want %q", got, want)
 	}
 }
 

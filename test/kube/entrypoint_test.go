@@ -25,7 +25,8 @@ func TestSetupExitZero(t *testing.T) {
 }
 
 // TestEntrypointPathWithoutBin: a container whose PATH lacks /bin and
-// /usr/bin starts its broker; the job sees the image's PATH as set.
+// /usr/bin starts its broker; the job sees the image's PATH first, the
+// standard directories after it.
 func TestEntrypointPathWithoutBin(t *testing.T) {
 	t.Parallel()
 	n := newNamespace(t, "path-nobin")
@@ -33,7 +34,7 @@ func TestEntrypointPathWithoutBin(t *testing.T) {
 		"command": []string{"/bin/bash", "-c", `echo "job PATH=$PATH"`}}
 	n.apply(render(t, jobSet(t, "nobin", nil, nil, group{name: "w", replicas: 1, completions: 2, container: ctr})))
 	h := n.expectEnd("nobin", jobSetCompleted, instanceTimeout)
-	if log := n.logs(podOf(t, h.last, "w", 0), "app"); strings.Count(log, "job PATH=/opt/app/bin\n") != 2 {
+	if log := n.logs(podOf(t, h.last, "w", 0), "app"); strings.Count(log, "job PATH=/opt/app/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") != 2 {
 		t.Errorf("the job did not see the image's PATH on both nodes:\n%s", log)
 	}
 }

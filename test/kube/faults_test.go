@@ -205,9 +205,15 @@ func TestFaultSuspendResume(t *testing.T) {
 	r.record(t, "suspended, pods gone, resumed (time from the resume)", jobSetCompleted)
 	// The resumed instance ran the whole job again: its leader's log.
 	if r.state == jobSetCompleted {
+		// The log may trail the condition by a moment.
 		leader := podOf(t, r.h.last, "w", 0)
-		if log := n.logs(leader, "app"); strings.Count(log, " done") != 3 {
-			t.Errorf("the resumed leader's log lacks the three tasks' ends:\n%s", log)
+		log := n.logs(leader, "app")
+		for i := 0; i < 10 && strings.Count(log, " done\n") != 3; i++ {
+			time.Sleep(time.Second)
+			log = n.logs(leader, "app")
+		}
+		if strings.Count(log, " done\n") != 3 {
+			t.Errorf("the resumed leader %s's log lacks the three tasks' ends:\n%s", leader, log)
 		}
 	}
 }
