@@ -113,6 +113,9 @@ func entrypointScript(p *plan.Plan) (string, error) {
 		"ConnectTimeoutOption": "-Stbon.connect_timeout=" + p.Settings.ConnectTimeout,
 		"TopologyOption":       "-Stbon.topo=" + p.Settings.Topology,
 		"QueuePolicy":          p.Settings.QueuePolicy,
+		"StartTimeout":         p.Settings.StartTimeout,
+		"Subdomain":            p.Subdomain,
+		"JoinedPath":           plan.JoinedPath,
 	})
 	vals["brokerAttributes"] = brokerAttributes(p, sh)
 	vals["interactive"] = ""
@@ -178,7 +181,7 @@ func setupPart(p *plan.Plan, sh *quoter) (string, error) {
 	if p.Settings.Setup == "" {
 		return "", nil
 	}
-	setup, err := fill(plan.EntrypointScript, setupText, sh.all(map[string]any{"SetupPath": plan.ConfigDir + "/" + plan.SetupScript}))
+	setup, err := fill(plan.EntrypointScript, setupText, sh.all(map[string]any{"SetupPath": plan.ConfigDir + "/" + plan.SetupScript, "SetupStatePath": plan.SetupStatePath}))
 	if err != nil {
 		return "", err
 	}

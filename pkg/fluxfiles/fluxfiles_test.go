@@ -482,11 +482,11 @@ func TestFill(t *testing.T) {
 // decode to exactly what they were, and add no table.
 func TestBrokerStrings(t *testing.T) {
 	for _, s := range []string{"plain", "it's", `"q"`, `back\slash`, "new\nline", "tab\tcr\r", "\x00\x7f", "ünï ☃", "'''", `"""`, "a]\n[bootstrap]\nx = 1", "# c"} {
-		// The queue policy reaches the entrypoint too, where a NUL byte
-		// is refused (TestRenderRejects).
+		// The queue policy and the subdomain reach the entrypoint too,
+		// where a NUL byte is refused (TestRenderRejects).
 		policy := strings.ReplaceAll(s, "\x00", "")
 		p := newPlan([]group{{"w", 1, 2, s}}, func(p *plan.Plan) {
-			p.Subdomain, p.Settings.NetworkDevice, p.Settings.QueuePolicy, p.Name = s, s, policy, s
+			p.Subdomain, p.Settings.NetworkDevice, p.Settings.QueuePolicy, p.Name = policy, s, policy, s
 		})
 		f, err := Generate(p)
 		if err != nil {
@@ -510,7 +510,7 @@ func TestBrokerStrings(t *testing.T) {
 		}
 		escaped := strings.ReplaceAll(s, "%", "%%")
 		b := doc.Bootstrap
-		if b.DefaultBind != "tcp://"+escaped+":%p" || b.DefaultConnect != "tcp://%h."+escaped+":%p" || len(b.Hosts) != 1 || b.Hosts[0].Host != s ||
+		if b.DefaultBind != "tcp://"+escaped+":%p" || b.DefaultConnect != "tcp://%h."+strings.ReplaceAll(policy, "%", "%%")+":%p" || len(b.Hosts) != 1 || b.Hosts[0].Host != s ||
 			len(doc.Resource.Config) != 1 || doc.Resource.Config[0].Hosts != s || doc.Qmanager.QueuePolicy != policy {
 			t.Errorf("%q did not round-trip: %+v\n%s", s, doc, f.Broker)
 		}

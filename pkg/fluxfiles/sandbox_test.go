@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -52,6 +53,9 @@ func requireSandbox(t *testing.T) {
 type pod struct {
 	t                                                    *testing.T
 	image, install, software, config, curve, stubs, work string
+	// term, when set, is when the container gets SIGTERM, as the
+	// kubelet sends it.
+	term time.Duration
 }
 
 // newPod renders p and lays out a fresh pod: the view image's /opt, empty
@@ -193,7 +197,14 @@ func (pd *pod) runAs(role string, identity []string, env []string, args ...strin
 	}, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	err = cmd.Start()
+	if err == nil && pd.term > 0 {
+		timer := time.AfterFunc(pd.term, func() { _ = cmd.Process.Signal(syscall.SIGTERM) })
+		defer timer.Stop()
+	}
+	if err == nil {
+		err = cmd.Wait()
+	}
 	r := result{stderr: stderr.String()}
 	var exit *exec.ExitError
 	switch {

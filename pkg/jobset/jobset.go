@@ -87,6 +87,11 @@ type Pod struct {
 	SeccompProfile bool
 	// DNS is the pod's dnsPolicy and dnsConfig.searches.
 	DNS DNS
+	// Identity is the pod securityContext's runAsNonRoot and runAsUser.
+	Identity Identity
+	// InitGuaranteed is true when every init container the user wrote is
+	// Guaranteed (or there is none).
+	InitGuaranteed bool
 }
 
 // Container is one container of a pod template.
@@ -118,6 +123,15 @@ type Container struct {
 	Mounts       []Mount
 	// ReadinessProbe is true when the container has a readinessProbe.
 	ReadinessProbe bool
+	// StartupProbe is true when the container has a startupProbe.
+	StartupProbe bool
+	// QoS is what the container adds to the pod's QoS class.
+	QoS QoS
+	// EphemeralLimit is the ephemeral-storage limit as written, at
+	// EphemeralPath ("" for none).
+	EphemeralLimit, EphemeralPath string
+	// Identity is the container securityContext's runAsNonRoot and runAsUser.
+	Identity Identity
 }
 
 // EnvVar is one literal or referenced environment variable.
@@ -131,6 +145,9 @@ type EnvVar struct {
 // Mount is one volumeMount.
 type Mount struct {
 	Name, MountPath string
+	// ReadOnly is readOnly: true; Path is the mount's field path.
+	ReadOnly bool
+	Path     string
 }
 
 // GPUResources are the extended resources counted as GPUs: one unit is one
@@ -277,6 +294,8 @@ func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	p.Volumes = r.names(pod, path, VolumesKey)
 	sc := r.mapping(pod, path, "securityContext")
 	p.SeccompProfile = r.mapping(sc, yamltree.Key(path, "securityContext"), "seccompProfile") != nil
+	p.Identity = readIdentity(sc)
+	p.InitGuaranteed = initQoS(pod)
 	p.DNS = r.dns(pod, path)
 	return p
 }
@@ -314,10 +333,15 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 	mounts := yamltree.Key(path, VolumeMountsKey)
 	for i, m := range r.list(n, path, VolumeMountsKey) {
 		mp := yamltree.Index(mounts, i)
-		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, mp, "name"), MountPath: r.str(m, mp, "mountPath")})
+		ro := yamltree.Get(m, "readOnly")
+		c.Mounts = append(c.Mounts, Mount{Name: r.str(m, mp, "name"), MountPath: r.str(m, mp, "mountPath"), ReadOnly: ro != nil && ro.Value == "true", Path: mp})
 	}
 	r.resources(&c, r.mapping(n, path, "resources"), yamltree.Key(path, "resources"))
 	c.ReadinessProbe = yamltree.NonNull(yamltree.Get(n, "readinessProbe")) != nil
+	c.StartupProbe = yamltree.NonNull(yamltree.Get(n, "startupProbe")) != nil
+	c.QoS = readQoS(n)
+	c.EphemeralLimit, c.EphemeralPath = ephemeralLimit(n, path)
+	c.Identity = readIdentity(yamltree.Get(n, "securityContext"))
 	return c
 }
 

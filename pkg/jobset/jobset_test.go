@@ -87,7 +87,7 @@ func TestReadFull(t *testing.T) {
 	if len(c.Env) != 2 || c.Env[0].Value != "v" || c.Env[0].FromRef || !c.Env[1].FromRef || c.Env[1].Path != c.Path+".env[1].valueFrom" {
 		t.Errorf("env = %+v", c.Env)
 	}
-	if !slices.Equal(w.Pod.InitContainers, []string{"init"}) || !slices.Equal(w.Pod.Volumes, []string{"data"}) || c.Mounts[0] != (Mount{"data", "/data"}) {
+	if !slices.Equal(w.Pod.InitContainers, []string{"init"}) || !slices.Equal(w.Pod.Volumes, []string{"data"}) || c.Mounts[0].Name != "data" || c.Mounts[0].MountPath != "/data" || c.Mounts[0].ReadOnly {
 		t.Errorf("pod = %+v", w.Pod)
 	}
 	d := js.ReplicatedJobs[1]

@@ -101,7 +101,7 @@ func groups(js *jobset.JobSet, s *settings.Settings) []Group {
 			Index: rj.Index, Name: rj.Name, Container: w.Container,
 			Replicas: rj.Replicas, Completions: completions(rj),
 			Command: c.Command, OwnShm: ownShm(c), PodSeccomp: rj.Pod.SeccompProfile,
-			Set: jobDefaults(rj),
+			Set: jobDefaults(rj), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),
 		}
 	}
 	return groups

@@ -23,6 +23,12 @@ const (
 	RunDir = InstallDir + "/run"
 	// CertPath is the private (mode 0400) copy of the CURVE certificate.
 	CertPath = RunDir + "/curve.cert"
+	// JoinedPath is created by the entrypoint once its broker is part of
+	// the whole instance: the wrapped container's startup probe waits for it.
+	JoinedPath = RunDir + "/joined"
+	// SetupStatePath is where the setup script's shell leaves what it set
+	// (exported variables, directory, umask, limits) for the entrypoint.
+	SetupStatePath = InstallDir + "/setup.state"
 	// SoftwareDir is where the view's Spack tree lives; its RPATHs are absolute,
 	// so the app container mounts the copy back at the same path.
 	SoftwareDir = "/opt/software"
@@ -111,6 +117,11 @@ type Group struct {
 	// Set lists the fields of the group's Job and pod spec to set on the
 	// user's behalf, in the order they are reported.
 	Set []Default
+	// StartupProbe is true when the wrapped container gets the startup
+	// probe that waits for its broker to join (it has none of its own).
+	StartupProbe bool
+	// Installer is the group's flux-installer's resources and user.
+	Installer Installer
 }
 
 // Default is a field the render sets on the user's behalf, because it was

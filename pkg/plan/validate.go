@@ -49,6 +49,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkInteractiveDrops(js, &s, groups))
 	found.Add(checkBrokerSize(js, &s, groups))
 	found.Add(checkUnusedCommands(js, &s, groups))
+	found.Add(checkPodFacts(js, &s, groups))
 	return found
 }
 

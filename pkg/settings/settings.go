@@ -40,7 +40,10 @@ type Settings struct {
 	Port           int
 	QueuePolicy    string
 	ConnectTimeout string
-	Topology       string
+	// StartTimeout is how long, in seconds, the brokers wait for the
+	// instance to form before giving up (0: forever).
+	StartTimeout int
+	Topology     string
 	// ReplicatedJobs: nil means all, in spec order.
 	ReplicatedJobs []string
 	// Container: "" means the first container.

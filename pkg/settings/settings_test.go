@@ -194,6 +194,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"30m", "2h", "1.5d", "90", "45s", "0.5h"},
 			bad:  map[string]string{"0": "longer than zero", "0s": "longer than zero", "inf": "Flux duration", "30 m": "Flux duration", "1w": "Flux duration", "-1h": "Flux duration", "": "Flux duration", "1h;id": "Flux duration", long: "Flux duration"},
 		},
+		"start-timeout": {
+			good: []string{"10m", "600", "90s", "1h", "0", "none", "168h"},
+			bad:  map[string]string{"": "whole number", "1.5m": "whole number", "10 m": "whole number", "-1m": "whole number", "+5": "whole number", "1d": "whole number", "m": "whole number", "None": "whole number", "169h": "at most a week", "99999999999999999999": "whole number", "1m;id": "whole number"},
+		},
 		"curve-secret": {
 			good: []string{"my-secret", "a.b-c", "x"},
 			bad:  map[string]string{"": "Secret name", "My_Secret": "Secret name", "a/b": "Secret name", strings.Repeat("a", 254): "Secret name"},
@@ -417,4 +421,22 @@ func fieldName(name string) string {
 		}
 	}
 	return ""
+}
+
+// TestStartTimeoutSeconds: start-timeout reaches the plan in seconds, with
+// its default ten minutes and 0 for none.
+func TestStartTimeoutSeconds(t *testing.T) {
+	if got := settings.Defaults().StartTimeout; got != 600 {
+		t.Errorf("default start-timeout is %d s, want 600", got)
+	}
+	for raw, want := range map[string]int{"600": 600, "90s": 90, "10m": 600, "2h": 7200, "0": 0, "none": 0} {
+		s := settings.Defaults()
+		if found := s.Apply(settings.Layer{Kind: settings.FromAnnotation, Values: map[string]settings.Raw{"start-timeout": {Value: raw, Path: "ann"}}}); found.HasErrors() {
+			t.Errorf("start-timeout %q: %v", raw, found)
+			continue
+		}
+		if s.StartTimeout != want {
+			t.Errorf("start-timeout %q is %d s, want %d", raw, s.StartTimeout, want)
+		}
+	}
 }

@@ -125,6 +125,14 @@ var table = []Setting{
 		Default: "5s",
 		Doc:     "`tbon.connect_timeout`",
 		value:   text(func(s *Settings) *string { return &s.ConnectTimeout }, checkDuration)},
+	{Name: "start-timeout", Field: "startTimeout", Type: String,
+		// A busy cluster may take minutes to schedule a gang and pull
+		// images; ten minutes waits out an ordinary queue of pods and
+		// a cold image pull, and still frees a stuck instance's nodes
+		// long before anyone would notice by hand (docs/faults.md).
+		Default: "10m",
+		Doc:     "how long the brokers wait for the whole instance to form (every pod scheduled, resolvable and connected): after it, rank 0 exits 124 naming the ranks that never joined and why, the other brokers exit 124 too, and the JobSet fails instead of holding its pods forever; a whole number with `s`, `m` or `h` (seconds without a unit); `0` or `none` waits forever",
+		value:   startTimeout(func(s *Settings) *int { return &s.StartTimeout })},
 	{Name: "topology", Field: "topology", Type: String,
 		Default: "kary:256",
 		Doc:     "`tbon.topo`: `kary:K` or `binomial` (a tree keeps rank 0's fan-in bounded)",
@@ -321,4 +329,52 @@ func checkViewImage(raw string) error {
 		return nil
 	}
 	return checkImage(raw)
+}
+
+// startTimeout is a duration in whole seconds, 0 for none.
+func startTimeout(field func(*Settings) *int) value {
+	return value{
+		parse: func(s *Settings, raw string) error {
+			n, err := parseStartTimeout(raw)
+			if err != nil {
+				return err
+			}
+			*field(s) = n
+			return nil
+		},
+		set:   func(s *Settings, raw string) { *field(s), _ = parseStartTimeout(raw) },
+		clear: func(s *Settings) { *field(s) = 0 },
+	}
+}
+
+// MaxStartTimeout is the longest start-timeout, in seconds (a week): the
+// entrypoint's arithmetic and the startup probe's threshold stay small.
+const MaxStartTimeout = 7 * 24 * 3600
+
+// parseStartTimeout reads a start-timeout: "0" or "none" for none, else a
+// whole number of seconds, minutes or hours.
+func parseStartTimeout(raw string) (int, error) {
+	if raw == "none" || raw == "0" {
+		return 0, nil
+	}
+	unit := 1
+	digits := raw
+	if n := len(raw); n > 0 {
+		switch raw[n-1] {
+		case 's':
+			digits = raw[:n-1]
+		case 'm':
+			unit, digits = 60, raw[:n-1]
+		case 'h':
+			unit, digits = 3600, raw[:n-1]
+		}
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || digits == "" || digits[0] < '0' || digits[0] > '9' || n < 0 {
+		return 0, fmt.Errorf("must be a whole number of seconds, minutes or hours like 600, 90s, 10m or 1h, or 0 or none to wait forever, got %s", finding.Quote(raw))
+	}
+	if n > MaxStartTimeout/unit {
+		return 0, fmt.Errorf("must be at most a week (%ds), got %s", MaxStartTimeout, finding.Quote(raw))
+	}
+	return n * unit, nil
 }

@@ -888,9 +888,11 @@ func TestInitContainerUnprivileged(t *testing.T) {
 				t.Errorf("%s=%s is not inside a writable emptyDir (%s)", v, m[1], strings.Join(dirs, ", "))
 			}
 		}
-		// No write to a fixed path outside those variables.
+		// No write to a fixed path outside those variables (discarding
+		// output into /dev/null writes nothing).
+		unquoted := strings.ReplaceAll(hOutsideQuotes(c.script), ">/dev/null", "")
 		for _, w := range []string{"> /", ">/", "tee /", "mkdir /", "cp /", "mktemp", "/tmp"} {
-			if strings.Contains(hOutsideQuotes(c.script), w) {
+			if strings.Contains(unquoted, w) {
 				t.Errorf("a script writes with %q", w)
 			}
 		}

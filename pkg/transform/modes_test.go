@@ -75,7 +75,7 @@ func TestSetupIsAFileOfItsOwn(t *testing.T) {
 	if got, _, _ := cm.NestedString("data", "setup.sh"); got != setup {
 		t.Errorf("setup.sh = %q, want the setting's text verbatim %q", got, setup)
 	}
-	if ep, _, _ := cm.NestedString("data", "entrypoint.sh"); strings.Contains(ep, "$(id)") || !strings.Contains(ep, `. "${jobset_flux_setup}"`) {
+	if ep, _, _ := cm.NestedString("data", "entrypoint.sh"); strings.Contains(ep, "$(id)") || !strings.Contains(ep, `"${setup_shell}" setup.sh "${setup_state}" "${setup_script}"`) {
 		t.Errorf("the entrypoint holds the setup text, or does not source setup.sh")
 	}
 

@@ -106,8 +106,41 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 		volumes.Content = append(volumes.Content, shmVolume(p.Settings.ShmSize))
 		mounts.Content = append(mounts.Content, shmMount())
 	}
-
+	if g.StartupProbe {
+		yamltree.Set(c, startupProbeKey, startupProbe(p.Settings.StartTimeout), "")
+	}
 	return nil
+}
+
+// startupProbeKey is the wrapped container's field that holds the probe
+// startupProbe writes.
+const startupProbeKey = "startupProbe"
+
+// Probe timing: the entrypoint gives up start-timeout after the
+// container started, then takes up to probeGrace seconds to say why and
+// stop its broker; the probe must not fail first, or the kubelet would
+// stop a broker that may exit 0.
+const (
+	probePeriod = 2
+	probeGrace  = 120
+	// probeForever is the failureThreshold without a start-timeout.
+	probeForever = 1<<31 - 1
+)
+
+// startupProbe makes the wrapped container started, and so the pod Ready,
+// only once the entrypoint has seen its broker join the whole instance
+// (plan.JoinedPath). It runs bash, which the entrypoint needs anyway, on
+// a file test: no Flux command, no network.
+func startupProbe(timeout int) *yaml.Node {
+	threshold := probeForever
+	if timeout > 0 {
+		threshold = (timeout+probeGrace)/probePeriod + 1
+	}
+	return yamltree.Map(
+		yamltree.KV("exec", yamltree.Map(yamltree.KV(jobset.CommandKey, yamltree.Strings("/bin/bash", "-c", "[[ -e "+plan.JoinedPath+" ]]")))),
+		yamltree.KV("periodSeconds", yamltree.Int(probePeriod)),
+		yamltree.KV("failureThreshold", yamltree.Int(threshold)),
+	)
 }
 
 // fluxVolumes are the volumes of a wrapped pod, but for /dev/shm.
@@ -191,7 +224,10 @@ func installer(p *plan.Plan, g plan.Group) *yaml.Node {
 	if !g.PodSeccomp {
 		yamltree.Set(security, "seccompProfile", yamltree.Map(yamltree.KV("type", yamltree.String(jobset.SeccompRuntimeDefault))), "")
 	}
-	return yamltree.Map(
+	if u := g.Installer.RunAsUser; u != nil {
+		yamltree.Set(security, "runAsUser", yamltree.Int(int(*u)), "")
+	}
+	init := yamltree.Map(
 		yamltree.KV("name", yamltree.String(plan.InitContainerName)),
 		yamltree.KV("image", yamltree.String(p.ViewImage)),
 		yamltree.KV(jobset.CommandKey, yamltree.Strings(plan.InitPath)),
@@ -202,6 +238,22 @@ func installer(p *plan.Plan, g plan.Group) *yaml.Node {
 		)),
 		yamltree.KV("securityContext", security),
 	)
+	if r := installerResources(g.Installer); r != nil {
+		yamltree.Set(init, "resources", r, "securityContext")
+	}
+	return init
+}
+
+// installerResources are the flux-installer's requests and limits (equal:
+// the pod stays Guaranteed), nil for none.
+func installerResources(in plan.Installer) *yaml.Node {
+	if in.CPU == "" || in.Memory == "" {
+		return nil
+	}
+	quantities := func() *yaml.Node {
+		return yamltree.Map(yamltree.KV("cpu", yamltree.String(in.CPU)), yamltree.KV("memory", yamltree.String(in.Memory)))
+	}
+	return yamltree.Map(yamltree.KV("limits", quantities()), yamltree.KV("requests", quantities()))
 }
 
 func octal(mode int) *yaml.Node {

@@ -76,6 +76,9 @@ func stripPod(pod *yaml.Node, pt patterns) bool {
 	if c := wrappedContainer(pod, mounts); c != nil {
 		removeMatching(c, jobset.VolumeMountsKey, mounts)
 		unwrapCommand(c)
+		if probe, ok := yamltree.Lookup(c, startupProbeKey); ok && matches(probe, pt.startupProbe) {
+			removeKey(c, startupProbeKey)
+		}
 	}
 	return true
 }
@@ -199,15 +202,23 @@ const (
 type patterns struct {
 	installer, volumes, mounts, imageFluxVolumes, imageFluxMounts []*yaml.Node
 	mountedViewVolumes, mountedViewMounts, shmVolumes             []*yaml.Node
-	shmMount                                                      *yaml.Node
+	shmMount, startupProbe                                        *yaml.Node
 }
 
 func renderingPatterns() patterns {
 	p := &plan.Plan{ViewImage: anyString, ConfigMapName: anyString, SecretName: anyString}
 	var pt patterns
+	// The installer's resources are derived from the wrapped container's
+	// (or absent): a rendered installer with any resources, the user's
+	// edits too, is the function's, and the render derives them again.
 	inst := installer(p, plan.Group{})
 	yamltree.Set(inst, "securityContext", yamltree.String(anyNode), "")
-	pt.installer = []*yaml.Node{inst}
+	withResources := installer(p, plan.Group{Installer: plan.Installer{CPU: "1", Memory: "1"}})
+	yamltree.Set(withResources, "securityContext", yamltree.String(anyNode), "")
+	yamltree.Set(withResources, "resources", yamltree.String(anyNode), "")
+	pt.installer = []*yaml.Node{inst, withResources}
+	pt.startupProbe = startupProbe(1)
+	yamltree.Set(pt.startupProbe, "failureThreshold", yamltree.String(anyNode), "")
 	pt.shmVolumes = []*yaml.Node{shmVolume(""), shmVolume(anyString)}
 	pt.volumes = append(fluxVolumes(p), append([]*yaml.Node{viewImageVolume(anyString)}, pt.shmVolumes...)...)
 	pt.mounts = fluxMounts(p)

@@ -62,6 +62,9 @@ esac
 bind "${SB_LOG:?}" /mnt/stub-log
 bind "${SB_WORK:?}" /mnt/work
 cd /mnt/work
-# The container sees only the environment the test chose.
+# The container sees only the environment the test chose; SB_PATH is its
+# PATH, when it must differ from the harness's.
+app_path=${SB_PATH-${PATH}}
 unset "${!SB_@}"
+PATH=${app_path}
 exec "$@"

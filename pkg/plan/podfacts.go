@@ -1,0 +1,108 @@
+package plan
+
+import (
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// What the entrypoint's pod needs of the user's pod: the flux-installer's
+// resources and user, the startup probe, and the pod fields under which
+// the entrypoint cannot work as the user expects.
+
+// InstallerUID is the flux-installer's runAsUser when the pod asks for
+// runAsNonRoot without a runAsUser and the wrapped container names none
+// either: the view image's default user is root, which the kubelet then
+// refuses to start. 65534 (nobody) can read the view image and write the
+// emptyDirs (mode 0777) it copies into.
+const InstallerUID = 65534
+
+// ViewCopySize is how much ephemeral storage the flux-installer's copy of
+// the default view image takes (docs/faults.md says how it was measured):
+// the flux-install and flux-software emptyDirs count against the pod's
+// ephemeral-storage limits.
+var ViewCopySize = resource.MustParse("1Gi")
+
+// Installer is the flux-installer init container's resources and user.
+type Installer struct {
+	// CPU and Memory are its requests and limits, "" for none: the
+	// wrapped container's when every other container of the pod is
+	// Guaranteed, so that the installer keeps the pod Guaranteed (the
+	// QoS class counts init containers) without adding to what the
+	// pod requests (the largest init container, or the sum of the
+	// others, whichever is more).
+	CPU, Memory string
+	// RunAsUser is its runAsUser, nil to inherit the pod's.
+	RunAsUser *int64
+}
+
+// installerOf derives a group's flux-installer from its pod.
+func installerOf(pod *jobset.Pod, c *jobset.Container) Installer {
+	var in Installer
+	guaranteed := pod.InitGuaranteed
+	for i := range pod.Containers {
+		guaranteed = guaranteed && pod.Containers[i].QoS.Guaranteed
+	}
+	if guaranteed {
+		in.CPU, in.Memory = c.QoS.CPU, c.QoS.Memory
+	}
+	if nonRoot := pod.Identity.RunAsNonRoot; nonRoot != nil && *nonRoot && pod.Identity.RunAsUser == nil {
+		uid := int64(InstallerUID)
+		if c.Identity.RunAsUser != nil && *c.Identity.RunAsUser != 0 {
+			uid = *c.Identity.RunAsUser
+		}
+		in.RunAsUser = &uid
+	}
+	return in
+}
+
+// checkPodFacts warns where the user's pod keeps the entrypoint from
+// working as the user expects: a read-only /dev/shm kept, their own
+// startup probe replacing the one that waits for the broker, and an
+// ephemeral-storage limit the view's copy does not fit in.
+func checkPodFacts(js *jobset.JobSet, s *settings.Settings, groups []Group) finding.List {
+	var found finding.List
+	for _, g := range groups {
+		rj := &js.ReplicatedJobs[g.Index]
+		c := &rj.Pod.Containers[g.Container]
+		for _, m := range c.Mounts {
+			if m.ReadOnly && cleanPath(m.MountPath) == ShmDir {
+				found.Warnf(m.Path+".readOnly", "is true: the container's own /dev/shm is kept read-only, so MPI and any library that shares memory between tasks fails; remove readOnly, or remove the mount and jobset-flux mounts a writable one (shm-size)")
+			}
+		}
+		if c.StartupProbe {
+			found.Warnf(c.Path+".startupProbe", "is kept: jobset-flux adds none, so the pod is Ready when your probes pass, not when its broker has joined the instance (Kueue's waitForPodsReady and kubectl wait see the container, not the instance)")
+		}
+		if !imageFlux(s) && s.ViewMount != settings.ViewMountImage {
+			found.Add(checkEphemeral(&rj.Pod))
+		}
+		if in := installerOf(&rj.Pod, c); in.RunAsUser != nil {
+			found.Infof(rj.Pod.Path+".securityContext.runAsNonRoot", "is true without a runAsUser: the flux-installer init container runs as uid %d (the view image's own user is root, which the kubelet would refuse to start)", *in.RunAsUser)
+		}
+	}
+	return found
+}
+
+// checkEphemeral warns when the pod's ephemeral-storage limit, the sum of
+// its containers' (the kubelet evicts a pod whose emptyDirs and writable
+// layers use more), is smaller than the view's copy.
+func checkEphemeral(pod *jobset.Pod) finding.List {
+	var found finding.List
+	var sum resource.Quantity
+	first := ""
+	for i := range pod.Containers {
+		c := &pod.Containers[i]
+		if c.EphemeralLimit == "" {
+			continue
+		}
+		if first == "" {
+			first = c.EphemeralPath
+		}
+		sum.Add(resource.MustParse(c.EphemeralLimit))
+	}
+	if first != "" && sum.Cmp(ViewCopySize) < 0 {
+		found.Warnf(first, "limits the pod's ephemeral storage to %s, less than the copy of the Flux view (about %s with the default view image) in its flux-install and flux-software emptyDirs: the kubelet evicts the pod; raise it by %s or more, or set view-mount: image, which copies nothing", sum.String(), ViewCopySize.String(), ViewCopySize.String())
+	}
+	return found
+}
