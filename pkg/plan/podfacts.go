@@ -19,7 +19,7 @@ import (
 const InstallerUID = 65534
 
 // ViewCopySize is how much ephemeral storage the flux-installer's copy of
-// the default view image takes (docs/faults.md says how it was measured):
+// the default view image takes (docs/contributing/faults.md says how it was measured):
 // the flux-install and flux-software emptyDirs count against the pod's
 // ephemeral-storage limits.
 var ViewCopySize = resource.MustParse("1Gi")

@@ -129,7 +129,7 @@ var table = []Setting{
 		// A busy cluster may take minutes to schedule a gang and pull
 		// images; ten minutes waits out an ordinary queue of pods and
 		// a cold image pull, and still frees a stuck instance's nodes
-		// long before anyone would notice by hand (docs/faults.md).
+		// long before anyone would notice by hand (docs/contributing/faults.md).
 		Default: "10m",
 		Doc:     "how long the brokers wait for the whole instance to form (every pod scheduled, resolvable and connected): after it, rank 0 exits 124 naming the ranks that never joined and why, the other brokers exit 124 too, and the JobSet fails instead of holding its pods forever; a whole number with `s`, `m` or `h` (seconds without a unit); `0` or `none` waits forever",
 		value:   startTimeout(func(s *Settings) *int { return &s.StartTimeout })},

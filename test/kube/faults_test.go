@@ -16,7 +16,7 @@ import (
 // Faults (issue 32, items 1, 2 and 4): each starts a small instance, waits
 // until every pod is Ready (which now means its broker joined the whole
 // instance), injects one fault and measures the time from the fault to
-// the JobSet's end. Each logs one "fault:" line: docs/faults.md's table.
+// the JobSet's end. Each logs one "fault:" line: docs/contributing/faults.md's table.
 
 // faultShape is the instance every fault test runs: three brokers, one
 // task each, running long enough to be hit mid-job.
