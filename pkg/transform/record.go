@@ -100,25 +100,31 @@ func stripDefaults(root *yaml.Node) bool {
 	}
 	rjs, _ := jobset.ReplicatedJobNodes(root)
 	for _, rj := range rjs {
-		fields := rec.Jobs[yamltree.ScalarText(yamltree.Get(rj, "name"))]
-		job := jobset.JobSpec(rj)
-		if len(fields) == 0 || job == nil || job.Kind != yaml.MappingNode {
-			continue
-		}
-		jobFields, podFields := map[string]string{}, map[string]string{}
-		for k, val := range fields {
-			if f, ok := strings.CutPrefix(k, podFieldPrefix); ok {
-				podFields[f] = val
-			} else {
-				jobFields[k] = val
-			}
-		}
-		removeRecorded(job, jobFields)
-		if pod := jobset.PodSpec(job); pod != nil && pod.Kind == yaml.MappingNode {
-			removeRecorded(pod, podFields)
-		}
+		stripJobDefaults(rj, rec.Jobs[yamltree.ScalarText(yamltree.Get(rj, "name"))])
 	}
 	return true
+}
+
+// stripJobDefaults removes from a replicatedJob's Job and pod specs the
+// recorded fields (pod fields carry podFieldPrefix) that still hold
+// their recorded values.
+func stripJobDefaults(rj *yaml.Node, fields map[string]string) {
+	job := jobset.JobSpec(rj)
+	if len(fields) == 0 || job == nil || job.Kind != yaml.MappingNode {
+		return
+	}
+	jobFields, podFields := map[string]string{}, map[string]string{}
+	for k, val := range fields {
+		if f, ok := strings.CutPrefix(k, podFieldPrefix); ok {
+			podFields[f] = val
+		} else {
+			jobFields[k] = val
+		}
+	}
+	removeRecorded(job, jobFields)
+	if pod := jobset.PodSpec(job); pod != nil && pod.Kind == yaml.MappingNode {
+		removeRecorded(pod, podFields)
+	}
 }
 
 // removeRecorded removes from the map m each of fields whose value is
