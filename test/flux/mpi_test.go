@@ -18,7 +18,8 @@ import (
 // through every rank (so across every pod), and rank 0 prints a summary
 // line with every rank's hostname.
 //
-// Every job is bounded with flux run -t (mpiJobLimit) through run-options.
+// Every job is bounded with the time-limit setting (mpiJobLimit), which
+// reaches flux run -t; run-options may not set it.
 // A case passes on rank 0's OK summary, which is printed before
 // MPI_Finalize, and a JobSet that completes. Debian's MPICH with UCX can
 // hang in MPI_Finalize (about 1 run in 3, ../shared/docs/mpi.md): for
@@ -72,9 +73,12 @@ func startMPI(t *testing.T, c mpiCase) *run {
 	requirePMIxView(t)
 	pods := c.pods()
 	ann := map[string]string{
-		"flux-framework.org/run-options":    strings.TrimSpace("-t " + mpiJobLimit + " " + c.options),
+		"flux-framework.org/time-limit":     mpiJobLimit,
 		"flux-framework.org/tasks-per-node": fmt.Sprint(c.tasks),
 		"flux-framework.org/shm-size":       mpiShm,
+	}
+	if opts := strings.TrimSpace(c.options); opts != "" {
+		ann["flux-framework.org/run-options"] = opts
 	}
 	if c.view != "" {
 		ann["flux-framework.org/view-image"] = c.view
