@@ -118,8 +118,14 @@ func serviceSearch(namespace string) string {
 	return namespace + ".svc.cluster.local"
 }
 
-// readinessNote is why a start-up gate on readiness opens at all.
-const readinessNote = "it works only because jobset-flux adds no readiness probe, so a pod is Ready as soon as its containers run"
+// readinessNote is why a start-up gate on readiness opens at all when
+// the user's own startupProbe decides Ready.
+const readinessNote = "it opens only because your own startupProbe decides when the pod is Ready"
+
+// joinedNote is why a start-up gate on readiness never opens: the
+// function's startup probe makes a pod Ready once its broker has joined
+// the whole instance.
+const joinedNote = "jobset-flux's startup probe makes a pod Ready only once its broker has joined the whole instance, which needs the pods the gate holds back"
 
 // checkDependsOn refuses a dependsOn between two groups of the instance
 // that waits for completion (a gate that never opens), and warns about
@@ -154,25 +160,38 @@ func checkDependency(js *jobset.JobSet, g, dep Group, d jobset.Dependency) findi
 		add(&found, finding.Error, path, d.Status, "",
 			"is Complete: replicatedJob %q starts only once replicatedJob %q has completed, but both are brokers of one Flux instance: %q's brokers wait for %q's to join, so %q never completes and %q never starts; remove dependsOn, or leave %q out of the instance (flux-framework.org/replicated-jobs)", g.Name, dep.Name, dep.Name, g.Name, dep.Name, g.Name, dep.Name)
 	case jobset.DependencyReady:
-		probe := ""
-		if container(js, &dep).ReadinessProbe {
-			probe = fmt.Sprintf(", and the readinessProbe of %q's container must pass before Flux is up, or %q never starts", dep.Name, g.Name)
+		if !container(js, &dep).StartupProbe {
+			add(&found, finding.Error, path, d.Status, "",
+				"is Ready: replicatedJob %q's pods are created only once all of %q's are Ready, but %s, so %q never starts and the instance never forms; remove dependsOn (every replicatedJob of the instance starts at once), or leave %q out of the instance (flux-framework.org/replicated-jobs)", g.Name, dep.Name, joinedNote, g.Name, g.Name)
+			break
 		}
+		probe := fmt.Sprintf(", and the startupProbe of %q's container must pass before Flux is up, or %q never starts", dep.Name, g.Name)
 		add(&found, finding.Warning, path, d.Status, "",
 			"is Ready: replicatedJob %q's pods are created only once all of %q's are Ready, so the instance starts one group after the other and %q's brokers wait for %q's meanwhile; %s%s; remove dependsOn unless the order matters", g.Name, dep.Name, dep.Name, g.Name, readinessNote, probe)
 	}
 	return found
 }
 
-// checkStartupOrder warns that an InOrder start-up serialises the
-// instance's groups.
+// checkStartupOrder refuses an InOrder start-up of several groups: each
+// is created once the previous one's pods are Ready, which the function's
+// startup probe makes them only once the whole instance has joined. It
+// warns instead when every group but the last has a startupProbe of the
+// user's, which then decides Ready.
 func checkStartupOrder(js *jobset.JobSet, groups []Group) finding.List {
 	var found finding.List
 	if js.Policies.StartupOrder != jobset.StartupInOrder || len(groups) < 2 {
 		return found
 	}
-	add(&found, finding.Warning, jobset.StartupPolicyPath+".startupPolicyOrder", js.Policies.StartupOrder, "AnyOrder",
-		"is InOrder: the JobSet creates each replicatedJob only once the previous one's pods are all Ready, so the instance starts one group after the other and the first group's brokers wait for the rest meanwhile; %s (a readinessProbe that waits for Flux would never pass); remove startupPolicy (AnyOrder starts every group at once) unless the order matters", readinessNote)
+	path := jobset.StartupPolicyPath + ".startupPolicyOrder"
+	for i := range groups[:len(groups)-1] {
+		if !container(js, &groups[i]).StartupProbe {
+			add(&found, finding.Error, path, js.Policies.StartupOrder, "AnyOrder",
+				"is InOrder: the JobSet creates each replicatedJob only once the previous one's pods are all Ready, but %s, so the later groups never start and the instance never forms; remove startupPolicy (AnyOrder starts every group at once)", joinedNote)
+			return found
+		}
+	}
+	add(&found, finding.Warning, path, js.Policies.StartupOrder, "AnyOrder",
+		"is InOrder: the JobSet creates each replicatedJob only once the previous one's pods are all Ready, so the instance starts one group after the other and the first group's brokers wait for the rest meanwhile; %s; remove startupPolicy (AnyOrder starts every group at once) unless the order matters", readinessNote)
 	return found
 }
 

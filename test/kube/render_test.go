@@ -27,16 +27,12 @@ func TestRenderRefuses(t *testing.T) {
 			}
 		})
 	}
-	// What the cluster runs must still render: dependsOn Ready (brokers
-	// are ready once running, TestDependsOn/Ready completes) and dnsPolicy
-	// None with the cluster's search path (TestDNSPolicy/None-search).
+	// What the cluster runs must still render: dnsPolicy None with the
+	// cluster's search path (TestDNSPolicy/None-search).
 	for _, tc := range []struct {
 		name   string
 		mutate func(t *testing.T, js map[string]any)
 	}{
-		{"accepts-dependsOn-Ready", func(t *testing.T, js map[string]any) {
-			set(t, js, []any{map[string]any{"name": "a", "status": "Ready"}}, "spec", "replicatedJobs", 1, "dependsOn")
-		}},
 		{"accepts-dnsPolicy-None-search", func(t *testing.T, js map[string]any) {
 			set(t, js, "None", podPath(0, "dnsPolicy")...)
 			set(t, js, map[string]any{"nameservers": []any{"10.0.0.10"}, "searches": []any{"default.svc.cluster.local"}}, podPath(0, "dnsConfig")...)
@@ -84,6 +80,9 @@ func refusals() []refusal {
 		}, []string{"maxRestarts"}},
 		{"dependsOn", func(t *testing.T, js map[string]any) {
 			set(t, js, []any{map[string]any{"name": "a", "status": "Complete"}}, "spec", "replicatedJobs", 1, "dependsOn")
+		}, []string{"dependsOn"}},
+		{"dependsOn-Ready", func(t *testing.T, js map[string]any) {
+			set(t, js, []any{map[string]any{"name": "a", "status": "Ready"}}, "spec", "replicatedJobs", 1, "dependsOn")
 		}, []string{"dependsOn"}},
 		{"dnsPolicy-Default", func(t *testing.T, js map[string]any) { set(t, js, "Default", podPath(0, "dnsPolicy")...) }, []string{"dnsPolicy"}},
 		{"dnsPolicy-None-no-search", func(t *testing.T, js map[string]any) {

@@ -39,8 +39,17 @@ func TestWave4SuccessPolicyWorkers(t *testing.T) {
 	// The controller deletes the Jobs still active once the JobSet is
 	// Completed: rank 0's pod may be gone before its exit is recorded
 	// (-1), which is the lie too: Completed, and rank 0 never succeeded.
-	if state != jobSetCompleted || code == 0 {
-		t.Errorf("the issue predicts Completed while rank 0's command exits 3; the cluster showed %s with rank 0 exit %d", state, code)
+	// Which Job ends first is a race: the followers' Job completing (the
+	// success policy met: Completed, the lie) or rank 0's failing (the
+	// default failurePolicy: Failed). Both were seen on this cluster; an
+	// instance that exits 3 must never end Completed with rank 0 at 0.
+	switch {
+	case state == jobSetCompleted && code != 0:
+		t.Logf("the lie, as the issue predicts: Completed while rank 0's command exited 3 (exit %d recorded)", code)
+	case state == jobSetFailed && code == 3:
+		t.Logf("the race went to rank 0's Job this time: Failed with rank 0 exit 3")
+	default:
+		t.Errorf("the raw JobSet ended %s with rank 0 exit %d; want Completed while rank 0 failed, or Failed with exit 3", state, code)
 	}
 
 	refused := strings.Replace(input, "spec:\n", "spec:\n  successPolicy:\n    operator: All\n    targetReplicatedJobs: [workers]\n", 1)
