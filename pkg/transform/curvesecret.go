@@ -24,6 +24,10 @@ import (
 // because they belong to the Secret, not to the JobSet.
 func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []byte, jobsetFound, secretFound finding.List) {
 	if existing != nil {
+		// The kept Secret is the one the seeded key went into, and it is
+		// as shared as on the render that made it: the warning stays, so
+		// a render of its own output reports what the first one did.
+		p.warnNamespaceless(pl, &jobsetFound)
 		secretFound = checkSecret(existing)
 		return nil, jobsetFound, secretFound
 	}
@@ -35,12 +39,7 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 	var err error
 	if p.opts.Seed != nil {
 		keys, err = curve.Derive(p.opts.Seed, pl.Namespace+"/"+pl.Name)
-		if pl.Namespace == "" {
-			// The key is derived from namespace/name: without a namespace,
-			// the same overlay applied to two namespaces gives both
-			// instances one key, and either can join the other.
-			jobsetFound.Warnf("metadata.namespace", "is not set, so the CURVE key is derived from the JobSet's name alone and every namespace this render is applied to shares it; set the namespace before jobset-flux runs (kustomize: namespace: in the kustomization that lists jobset-flux under transformers, whose builtin transformers run first) or set flux-framework.org/curve-secret")
-		}
+		p.warnNamespaceless(pl, &jobsetFound)
 	} else {
 		keys, err = curve.Generate(p.opts.Random)
 		jobsetFound.Warnf("", "generated a random CURVE key, so every render gives a different Secret (GitOps tools will show a diff each time); set %s (or %s) to a secret of at least %d bytes kept outside the package to make renders reproducible, or set flux-framework.org/curve-secret to a Secret you manage", SeedEnv, SeedFileEnv, curve.MinSeedLen)
@@ -52,6 +51,17 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 		jobsetFound.Errorf("", "cannot make the CURVE certificate: %v", err)
 	}
 	return cert, jobsetFound, nil
+}
+
+// warnNamespaceless warns about a seeded key of a JobSet without a
+// namespace. The key is derived from namespace/name: without a namespace,
+// the same overlay applied to two namespaces gives both instances one key,
+// and either can join the other.
+func (p *Processor) warnNamespaceless(pl *plan.Plan, found *finding.List) {
+	if p.opts.Seed == nil || pl.Namespace != "" {
+		return
+	}
+	found.Warnf("metadata.namespace", "is not set, so the CURVE key is derived from the JobSet's name alone and every namespace this render is applied to shares it; set the namespace before jobset-flux runs (kustomize: namespace: in the kustomization that lists jobset-flux under transformers, whose builtin transformers run first) or set flux-framework.org/curve-secret")
 }
 
 // checkSecret validates a CURVE Secret found in the input. The API server

@@ -1,6 +1,7 @@
 package kpt
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,7 +25,11 @@ const updateEnv = "KPT_E2E_UPDATE_EXPECTED"
 // The runner copies each case into a git repository, runs kpt, compares the
 // exit code, stderr, `git diff` (.expected/diff.patch) and the results file
 // (.expected/results.yaml, when present), then runs kpt again on the result
-// and checks the diff is still the same: the idempotency gate.
+// and checks the diff is still the same: the idempotency gate. Every case
+// must hold a results.yaml (the runner compares one only when it exists),
+// and checkSecondRunSame then runs it twice more to check what the runner
+// does not: the second run's results, and a second run after a first one
+// that fails on purpose.
 func TestE2E(t *testing.T) {
 	needTools(t)
 	update := strings.EqualFold(os.Getenv(updateEnv), "true")
@@ -59,7 +64,8 @@ func TestE2E(t *testing.T) {
 		testsupport.CopyTree(t, src, dst, nil)
 		source[dst] = src
 	}
-	for dst := range source {
+	for dst, src := range source {
+		checkCaseFiles(t, src)
 		ignoreExpected(t, dst)
 	}
 	resolveExecPaths(t, staged)
@@ -86,12 +92,19 @@ func TestE2E(t *testing.T) {
 			if r.Skip() {
 				t.Fatal("skip: true is not allowed here: every case must run")
 			}
+			if u := unsupported(c); len(u) > 0 {
+				t.Fatalf("the case uses %v, which checkSecondRunSame would not repeat: extend caseArgs first", u)
+			}
 			if err := r.Run(); err != nil {
 				t.Fatalf("%v\n(after an intended change, rewrite the expectations with `make kpt-expected` and read the diff)", err)
 			}
 			if update {
+				// The runner returns after the first run when it
+				// rewrites the expectations.
 				copyBack(t, c.Path, source[c.Path])
+				return
 			}
+			checkSecondRunSame(t, c)
 		})
 	}
 }
@@ -121,8 +134,13 @@ func ignoreExpected(t *testing.T, dir string) {
 
 var execPathLine = regexp.MustCompile(`(?m)^execPath:\s*(\S+)\s*$`)
 
+// execLine is the function's name in a results file, as committed.
+var execLine = regexp.MustCompile(`(?m)^(\s*- exec: )jobset-flux$`)
+
 // resolveExecPaths rewrites `execPath: NAME` (a bare name) in every staged
-// .expected/config.yaml to NAME's absolute path on PATH. The runner would
+// .expected/config.yaml, and `exec: NAME` in its results.yaml, to NAME's
+// absolute path on PATH (copyBack turns it back, so the committed results
+// hold no path of one machine). The runner would
 // resolve a relative execPath against the .expected directory, where no
 // binary is; a name on PATH is what users type.
 func resolveExecPaths(t *testing.T, dir string) {
@@ -151,6 +169,15 @@ func resolveExecPaths(t *testing.T, dir string) {
 		if err := os.WriteFile(cfg, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// kpt names the function in the results by the path it ran.
+		res := filepath.Join(filepath.Dir(cfg), resultsFile)
+		data, err = os.ReadFile(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(res, execLine.ReplaceAll(data, []byte("${1}"+setup.fn)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -166,6 +193,7 @@ func copyBack(t *testing.T, staged, src string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		data = bytes.ReplaceAll(data, []byte("- exec: "+setup.fn+"\n"), []byte("- exec: "+filepath.Base(setup.fn)+"\n"))
 		if err := os.WriteFile(filepath.Join(src, ".expected", f), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
