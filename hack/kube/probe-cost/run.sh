@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Measures what the startup probe costs: renders jobset.yaml (64 pods)
+# with and without the probe, applies each to the running test cluster
+# (make kube-up) in turn, and prints the time from apply to the JobSet's
+# end and the machine's busy CPU over it (docs/contributing/faults.md).
+# Run it on an idle machine, alone: other load goes into the figures.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+eval "$(bash "$repo/hack/kube/cluster.sh" env)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+JOBSET_FLUX_KEY_SEED=probe-bench-seed-0123456789abcdef0123 "$repo/bin/jobset-flux" "$here/jobset.yaml" >"$work/with.yaml"
+python3 - "$work" <<'PY'
+import sys, yaml
+w = sys.argv[1]
+docs = list(yaml.safe_load_all(open(w + '/with.yaml')))
+for d in docs:
+    if d and d['kind'] == 'JobSet':
+        d['spec']['replicatedJobs'][0]['template']['spec']['template']['spec']['containers'][0].pop('startupProbe', None)
+yaml.safe_dump_all(docs, open(w + '/without.yaml', 'w'))
+PY
+busy() { local _ user nice sys irq softirq steal; read -r _ user nice sys _ _ irq softirq steal _ </proc/stat; echo $((user + nice + sys + irq + softirq + steal)); }
+for variant in with without; do
+  "$KUBECTL" create namespace probe64 >/dev/null
+  sleep 3
+  b0=$(busy); t0=$SECONDS
+  "$KUBECTL" apply -f "$work/$variant.yaml" >/dev/null
+  until st=$("$KUBECTL" -n probe64 get jobset p64 -o jsonpath='{.status.terminalState}' 2>/dev/null) && [[ -n $st ]]; do sleep 1; done
+  echo "$variant probe: $st in $((SECONDS - t0)) s, machine busy $(( ($(busy) - b0) / 100 )) CPU-s"
+  "$KUBECTL" delete namespace probe64 --wait=true >/dev/null
+done
