@@ -79,15 +79,10 @@ func runWith(mem memory, args []string, stdin io.Reader, stdout, stderr io.Write
 	// mode: a flag such as --key-seed-file (kpt fn eval --exec "jobset-flux
 	// --key-seed-file F") must not turn a ResourceList into plain YAML
 	// whose functionConfig is ignored and whose results are lost.
-	in, err := resourcelist.ReadLimited(stdin, "stdin", opts.maxInput, maxInputHint)
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
-		if errors.Is(err, resourcelist.ErrTooLarge) {
-			return exitUsage
-		}
-		return exitProblem
+	in, code := readStdin(stdin, opts, stderr)
+	if code >= 0 {
+		return code
 	}
-	tuneGC(len(in), false)
 	if opts.configFile == "" && !opts.verbose || resourcelist.IsResourceList(in) {
 		return runList(proc, opts, "on stdin", in, stdout, stderr)
 	}

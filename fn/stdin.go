@@ -32,17 +32,27 @@ func runStdinPath(proc *transform.Processor, opts options, stdin io.Reader, stdo
 		fmt.Fprintf(stderr, "jobset-flux: %q (stdin) must be the only input, not one of %d; render the files with a separate run, or pipe them all into one\n", stdinPath, len(opts.paths))
 		return exitUsage
 	}
-	in, err := resourcelist.ReadLimited(stdin, "stdin", opts.maxInput, maxInputHint)
-	if err != nil {
-		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
-		if errors.Is(err, resourcelist.ErrTooLarge) {
-			return exitUsage
-		}
-		return exitProblem
+	in, code := readStdin(stdin, opts, stderr)
+	if code >= 0 {
+		return code
 	}
-	tuneGC(len(in), false)
 	if resourcelist.IsResourceList(in) {
 		return runList(proc, opts, "on stdin", in, stdout, stderr)
 	}
 	return runStandalone(proc, opts, in, stdout, stderr)
+}
+
+// readStdin reads stdin up to the input limit and tunes the collector to
+// its size. The exit code is -1 when the render should go on.
+func readStdin(stdin io.Reader, opts options, stderr io.Writer) ([]byte, int) {
+	in, err := resourcelist.ReadLimited(stdin, "stdin", opts.maxInput, maxInputHint)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
+		if errors.Is(err, resourcelist.ErrTooLarge) {
+			return nil, exitUsage
+		}
+		return nil, exitProblem
+	}
+	tuneGC(len(in), false)
+	return in, -1
 }
