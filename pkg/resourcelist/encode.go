@@ -31,11 +31,11 @@ const header = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 // in column 0 (kyaml's compact sequence style).
 const itemsKey = "items:\n"
 
-// Sort puts items in the order ToYAML writes them (apiVersion, kind,
+// sortItems puts items in the order ToYAML writes them (apiVersion, kind,
 // namespace, name), keeping the input order of items that tie. Each key
 // is computed once: the SDK's sort computes both keys on every
 // comparison, which grows slow with large lists (docs/contributing/performance.md).
-func Sort(items fn.KubeObjects) {
+func sortItems(items fn.KubeObjects) {
 	records := make([]*Record, len(items))
 	for i, it := range items {
 		records[i] = &Record{APIVersion: it.GetAPIVersion(), Kind: it.GetKind(), Namespace: it.GetNamespace(), Name: it.GetName()}
@@ -47,8 +47,9 @@ func Sort(items fn.KubeObjects) {
 	copy(items, sorted)
 }
 
-// Encode returns rl as YAML. For items in the order Sort leaves them the
-// bytes are those of rl.ToYAML (which would sort them itself).
+// Encode returns rl as YAML, with the bytes of rl.ToYAML: like ToYAML it
+// first sorts rl.Items in place (apiVersion, kind, namespace, name; ties
+// keep their order).
 //
 // Every piece is encoded by the SDK inside a list that holds only that
 // piece, so it takes the same column and context as in the whole list
@@ -60,6 +61,7 @@ func Sort(items fn.KubeObjects) {
 // followed by a blank line (itemBytes), so that every YAML reader (kpt's,
 // and this function's next run) attaches the comment where it was.
 func Encode(rl *fn.ResourceList) ([]byte, error) {
+	sortItems(rl.Items)
 	return encode(rl, true)
 }
 

@@ -220,7 +220,7 @@ func encodeBoth(t *testing.T, in []byte) (got, want []byte) {
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	Sort(rl.Items)
+	sortItems(rl.Items)
 	got, err = encode(rl, false)
 	if err != nil {
 		t.Fatalf("Encode: %v", err)
@@ -269,7 +269,7 @@ func TestSort(t *testing.T) {
 		mustSet(t, o.SetAnnotation("input", fmt.Sprint(len(items))))
 		items = append(items, o)
 	}
-	Sort(items)
+	sortItems(items)
 	var got []string
 	for _, it := range items {
 		got = append(got, fmt.Sprintf("%s/%s/%s/%s#%s", it.GetAPIVersion(), it.GetKind(), it.GetNamespace(), it.GetName(), it.GetAnnotation("input")))
@@ -292,15 +292,17 @@ func mustSet(t *testing.T, err error) {
 }
 
 // TestEncodeError: a node the emitter refuses (an alias without a name)
-// fails the whole encoding with the item named, and nothing is returned.
+// fails the whole encoding with the item named at its place in the
+// sorted output ("broken" sorts before the list's ConfigMap "r"), and
+// nothing is returned.
 func TestEncodeError(t *testing.T) {
 	rl := unwritableList(t)
 	out, err := Encode(rl)
 	if err == nil {
 		t.Fatalf("Encode accepted an alias without a name:\n%s", out)
 	}
-	if out != nil || !strings.Contains(err.Error(), "items[1] (ConfigMap broken)") {
-		t.Errorf("got output %q and error %q; want no output and an error naming items[1] (ConfigMap broken)", out, err)
+	if out != nil || !strings.Contains(err.Error(), "items[0] (ConfigMap broken)") {
+		t.Errorf("got output %q and error %q; want no output and an error naming items[0] (ConfigMap broken)", out, err)
 	}
 }
 
@@ -348,7 +350,7 @@ func FuzzEncode(f *testing.F) {
 			t.Fatal(err)
 		}
 		want, wantErr := ref.ToYAML()
-		Sort(rl.Items)
+		sortItems(rl.Items)
 		got, err := encode(rl, false)
 		if wantErr != nil || !readable(want) {
 			// Where the SDK fails or writes what no reader reads back (a

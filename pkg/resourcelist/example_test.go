@@ -36,7 +36,6 @@ items:
 	if err != nil {
 		panic(err)
 	}
-	resourcelist.Sort(rl.Items)
 	out, err := resourcelist.Encode(rl)
 	if err != nil {
 		panic(err)

@@ -26,14 +26,14 @@ func spoolList(t *testing.T, n, size int) (string, []byte) {
 	var b strings.Builder
 	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
 	for i := range n {
-		// Written in reverse order, so that Sort moves every item.
+		// Written in reverse order, so that sortItems moves every item.
 		fmt.Fprintf(&b, "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm-%03d\n  data:\n    v: %s\n", n-i, strings.Repeat("x", size))
 	}
 	rl, err := Parse([]byte(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	Sort(rl.Items)
+	sortItems(rl.Items)
 	var want bytes.Buffer
 	if err := Write(&want, rl); err != nil {
 		t.Fatal(err)

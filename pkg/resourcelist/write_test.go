@@ -34,7 +34,7 @@ func TestWriteMatchesEncode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			Sort(ref.Items)
+			sortItems(ref.Items)
 			want, err := Encode(ref)
 			if err != nil {
 				t.Fatal(err)
@@ -43,7 +43,7 @@ func TestWriteMatchesEncode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			Sort(rl.Items)
+			sortItems(rl.Items)
 			var got bytes.Buffer
 			if err := Write(&got, rl); err != nil {
 				t.Fatal(err)
@@ -87,7 +87,7 @@ func TestWriteReleasesTrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	in = nil
-	Sort(rl.Items)
+	sortItems(rl.Items)
 	before := liveHeap()
 	var out bytes.Buffer
 	if err := Write(&out, rl); err != nil {

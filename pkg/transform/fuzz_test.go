@@ -172,7 +172,6 @@ func fzRenderTwice(t *testing.T, p *transform.Processor, in []byte) {
 	if err != nil {
 		t.Fatalf("Process failed on its own: %v", err)
 	}
-	resourcelist.Sort(rl.Items)
 	out, err := resourcelist.Encode(rl)
 	if err != nil {
 		// kyaml cannot write some parsed documents back (e.g. odd

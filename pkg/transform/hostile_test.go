@@ -1097,7 +1097,6 @@ func hKRM(t testing.TB, p *transform.Processor, in []byte) (rl *fn.ResourceList,
 	if perr != nil {
 		t.Fatalf("Process: %v", perr)
 	}
-	resourcelist.Sort(rl.Items)
 	out, err = resourcelist.Encode(rl)
 	if err != nil {
 		t.Fatalf("Encode: %v", err)
@@ -1495,7 +1494,6 @@ func TestGoldenOutputsRerenderUnchanged(t *testing.T) {
 				}
 			}
 			rl.Results = nil
-			resourcelist.Sort(rl.Items)
 			want, err := resourcelist.Encode(rl)
 			if err != nil {
 				t.Fatal(err)

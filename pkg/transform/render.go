@@ -98,7 +98,7 @@ func settle(root *yaml.Node, pl *plan.Plan) (*yaml.Node, error) {
 // function's own writer: what follows a comment decides where the reader
 // attaches it.
 func itemText(n *yaml.Node) (string, error) {
-	next := yamltree.Map(yamltree.KV("kind", yamltree.String("ConfigMap")))
+	next := yamltree.Map(yamltree.KV("apiVersion", yamltree.String("v1")), yamltree.KV("kind", yamltree.String("ConfigMap")))
 	rl := &fn.ResourceList{Items: fn.KubeObjects{fn.MoveToKubeObject(yaml.NewRNode(n)), fn.MoveToKubeObject(yaml.NewRNode(next))}}
 	b, err := resourcelist.Encode(rl)
 	if err != nil {

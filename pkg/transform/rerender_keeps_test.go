@@ -159,7 +159,6 @@ func TestSettingChangeRerendersAsFromScratch(t *testing.T) {
 					t.Fatal(err)
 				}
 				rl.Results = nil
-				resourcelist.Sort(rl.Items)
 				text, err := resourcelist.Encode(&fn.ResourceList{Items: rl.Items})
 				if err != nil {
 					t.Fatal(err)
@@ -188,7 +187,6 @@ func rkRender(t *testing.T, p interface {
 	if err != nil || !ok {
 		t.Fatalf("render refused (%v): %s", err, hDump(rl))
 	}
-	resourcelist.Sort(rl.Items)
 	out, err := resourcelist.Encode(&fn.ResourceList{Items: rl.Items})
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,6 @@ func BenchmarkKRM(b *testing.B) {
 				if ok, err := proc.Process(rl); !ok || err != nil {
 					b.Fatalf("Process: %v, %v", ok, err)
 				}
-				resourcelist.Sort(rl.Items)
 				if _, err := resourcelist.Encode(rl); err != nil {
 					b.Fatal(err)
 				}
@@ -104,7 +103,6 @@ func TestEncodeMatchesToYAMLOnMix(t *testing.T) {
 	if ok, err := proc.Process(rl); !ok || err != nil {
 		t.Fatalf("Process: %v, %v", ok, err)
 	}
-	resourcelist.Sort(rl.Items)
 	got, err := resourcelist.Encode(rl)
 	if err != nil {
 		t.Fatal(err)

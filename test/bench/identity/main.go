@@ -37,7 +37,6 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var out []byte
 	if os.Getenv("KRM_IDENTITY_WRITER") == "items" {
-		resourcelist.Sort(rl.Items)
 		out, err = resourcelist.Encode(rl)
 	} else {
 		out, err = rl.ToYAML()
