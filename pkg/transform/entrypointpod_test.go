@@ -2,6 +2,7 @@ package transform_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -87,15 +88,15 @@ func TestStartupProbe(t *testing.T) {
 	for _, c := range []struct {
 		annotations string
 		threshold   int
-	}{{"", (600+120)/2 + 1}, {`, flux-framework.org/start-timeout: "90s"`, (90+120)/2 + 1}, {`, flux-framework.org/start-timeout: none`, 1<<31 - 1}} {
+	}{{"", (600+120)/5 + 1}, {`, flux-framework.org/start-timeout: "90s"`, (90+120)/5 + 1}, {`, flux-framework.org/start-timeout: none`, 1<<31 - 1}} {
 		_, out, pod := epPod(t, c.annotations, epApp)
 		probe, _ := epContainer(pod, "containers", 0)["startupProbe"].(map[string]any)
 		cmd, _ := probe["exec"].(map[string]any)["command"].([]any)
 		if len(cmd) != 3 || cmd[0] != "/bin/bash" || cmd[2] != "[[ -e /mnt/flux/install/run/joined ]]" {
 			t.Fatalf("%q: startupProbe = %v, want bash testing the joined mark", c.annotations, probe)
 		}
-		if probe["periodSeconds"] != 2 || probe["failureThreshold"] != c.threshold {
-			t.Errorf("%q: probe period %v threshold %v, want 2 and %d", c.annotations, probe["periodSeconds"], probe["failureThreshold"], c.threshold)
+		if probe["periodSeconds"] != 5 || probe["failureThreshold"] != c.threshold {
+			t.Errorf("%q: probe period %v threshold %v, want 5 and %d", c.annotations, probe["periodSeconds"], probe["failureThreshold"], c.threshold)
 		}
 		epRerender(t, out)
 		off := bytes.Replace(out, []byte(`flux-framework.org/enabled: "true"`), []byte(`flux-framework.org/enabled: "false"`), 1)
@@ -106,6 +107,31 @@ func TestStartupProbe(t *testing.T) {
 		if s := hFind(rl, "JobSet", "js").String(); strings.Contains(s, "startupProbe") || strings.Contains(s, "joined") {
 			t.Errorf("the disabled JobSet keeps the startup probe:\n%s", s)
 		}
+	}
+}
+
+// TestEarlierProbeRerendered: a render of an earlier release, whose
+// probe ran every 2 s, is recognised as the function's own: the re-render
+// writes today's probe in its place, keeps no second probe and gives the
+// bytes of a fresh render, and it warns of no user's startup probe.
+func TestEarlierProbeRerendered(t *testing.T) {
+	_, out, pod := epPod(t, "", epApp)
+	probe := epContainer(pod, "containers", 0)["startupProbe"].(map[string]any)
+	period, threshold := fmt.Sprintf("periodSeconds: %v", probe["periodSeconds"]), fmt.Sprintf("failureThreshold: %v", probe["failureThreshold"])
+	if !bytes.Contains(out, []byte(period)) || !bytes.Contains(out, []byte(threshold)) {
+		t.Fatalf("the render has no %q and %q:\n%s", period, threshold, out)
+	}
+	earlier := bytes.Replace(out, []byte(period), []byte("periodSeconds: 2"), 1)
+	earlier = bytes.Replace(earlier, []byte(threshold), []byte("failureThreshold: 361"), 1)
+	rl, ok, again, err := hKRM(t, hProcessor(t), earlier)
+	if err != nil || !ok {
+		t.Fatalf("re-render of the earlier probe refused (%v): %s", err, hDump(rl))
+	}
+	if !bytes.Equal(hItemsOnly(out), hItemsOnly(again)) {
+		t.Errorf("the earlier render did not re-render as a fresh one:\n%s\n---\n%s", hItemsOnly(out), hItemsOnly(again))
+	}
+	if r := epResults(rl, "startupProbe"); len(r) != 0 {
+		t.Errorf("the function's own earlier probe was taken for the user's: %v", r)
 	}
 }
 

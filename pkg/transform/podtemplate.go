@@ -119,9 +119,14 @@ const startupProbeKey = "startupProbe"
 // Probe timing: the entrypoint gives up start-timeout after the
 // container started, then takes up to probeGrace seconds to say why and
 // stop its broker; the probe must not fail first, or the kubelet would
-// stop a broker that may exit 0.
+// stop a broker that may exit 0. Each probe is an exec through the
+// container runtime, which costs the node far more than the file test;
+// while an instance forms every pod pays it once a period, competing with
+// the brokers' own start on a crowded node, so the period trades a few
+// seconds of Ready's lag (not the job's start, which does not wait for
+// Ready) for that CPU (docs/contributing/faults.md has the figures).
 const (
-	probePeriod = 2
+	probePeriod = 5
 	probeGrace  = 120
 	// probeForever is the failureThreshold without a start-timeout.
 	probeForever = 1<<31 - 1

@@ -218,6 +218,9 @@ func renderingPatterns() patterns {
 	yamltree.Set(withResources, "resources", yamltree.String(anyNode), "")
 	pt.installer = []*yaml.Node{inst, withResources}
 	pt.startupProbe = startupProbe(1)
+	// Any period and threshold: they follow start-timeout, and renders
+	// of earlier releases probed more often.
+	yamltree.Set(pt.startupProbe, "periodSeconds", yamltree.String(anyNode), "")
 	yamltree.Set(pt.startupProbe, "failureThreshold", yamltree.String(anyNode), "")
 	pt.shmVolumes = []*yaml.Node{shmVolume(""), shmVolume(anyString)}
 	pt.volumes = append(fluxVolumes(p), append([]*yaml.Node{viewImageVolume(anyString)}, pt.shmVolumes...)...)
