@@ -5,15 +5,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// ShmPerTask is the /dev/shm one MPI task of a pod needs, in bytes: 4.25
-// MiB, what MPICH needs (docs/user/mpi-pitfalls.md). The smallest tmpfs
-// /dev/shm in which MPI_Init, an allreduce and a 1 MiB ring message
-// succeeded with Debian 12's MPICH 4.0.2 (over UCX 1.13, whose shared
-// memory grows with every local task) was 4.25, 8.25, 16.5 and 33 MiB for
-// 1, 2, 4 and 8 tasks; below it MPI_Init fails. Open MPI 4.1 needs none
-// under Flux: flux-core's openmpi.lua moves its vader segments from
-// /dev/shm to the job's directory under the broker's rundir (8 tasks ran
-// with a 64 KiB /dev/shm so).
+// ShmPerTask is the /dev/shm one MPI task of a pod needs, in bytes: what
+// MPICH over UCX needs per local task before MPI_Init fails (its shared
+// memory grows with every local task). Open MPI needs none under Flux,
+// whose openmpi.lua moves its shared-memory segments into the broker's
+// rundir. The measurements behind the figure are in
+// docs/user/mpi-pitfalls.md ("/dev/shm").
 const ShmPerTask = 4352 << 10
 
 // shmNotes warns when shm-size gives the pods that run the job less

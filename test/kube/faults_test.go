@@ -246,7 +246,7 @@ func TestStartTimeoutUnschedulable(t *testing.T) {
 			start := time.Now()
 			state, msg, h := n.waitEnd("never", timeout+faultBound)
 			took := time.Since(start)
-			t.Logf("fault: the %s pod unschedulable (cpu: 64 on a 16-CPU node), start-timeout 30s | %s after %.0f s from apply | %s", c.name, state, took.Seconds(), msg)
+			t.Logf("fault: the %s pod unschedulable (cpu: 64, more than the node has), start-timeout 30s | %s after %.0f s from apply | %s", c.name, state, took.Seconds(), msg)
 			if state != jobSetFailed {
 				t.Fatalf("JobSet %q (%s), want Failed", state, msg)
 			}
