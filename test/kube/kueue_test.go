@@ -592,9 +592,22 @@ func TestKueuePreemption(t *testing.T) {
 	})
 	before := uids(podsOf(s, "low"))
 	n.apply(q.queued(t, "high", q.priorityHigh, shape("5")...))
-	k.until("low preempted (suspended, no pods), high admitted", 3*time.Minute, []string{"low", "high"}, func(s *snapshot, w map[string]*workload) bool {
-		return w["low"] != nil && w["low"].is("Evicted", "Preempted") && s.suspended("low") &&
-			len(podsOf(s, "low")) == 0 && w["high"] != nil && w["high"].is("Admitted", "")
+	// Each part of the preemption is latched when a poll sees it: the
+	// old pods' graceful stop and the high one's short run can overlap,
+	// so no single poll need see low suspended with no pods at all while
+	// high is admitted (low may be readmitted the moment high ends).
+	var preempted, oldPodsGone, highAdmitted bool
+	k.until("low preempted (suspended), its pods deleted, high admitted", 3*time.Minute, []string{"low", "high"}, func(s *snapshot, w map[string]*workload) bool {
+		if !preempted && w["low"] != nil && w["low"].is("Evicted", "Preempted") && s.suspended("low") {
+			preempted = true
+			t.Logf("+%s low preempted and suspended, %d pods left", time.Since(k.start).Round(time.Second), len(podsOf(s, "low")))
+		}
+		if preempted && !oldPodsGone && !slices.ContainsFunc(uids(podsOf(s, "low")), func(uid string) bool { return slices.Contains(before, uid) }) {
+			oldPodsGone = true
+			t.Logf("+%s low's pods from before the preemption are gone (suspended now: %v)", time.Since(k.start).Round(time.Second), s.suspended("low"))
+		}
+		highAdmitted = highAdmitted || (w["high"] != nil && w["high"].is("Admitted", ""))
+		return preempted && oldPodsGone && highAdmitted
 	})
 	s = k.until("high Completed, low running again", instanceTimeout, []string{"low", "high"}, func(s *snapshot, w map[string]*workload) bool {
 		high, _ := s.jobSetState("high")
