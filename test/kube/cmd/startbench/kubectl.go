@@ -83,7 +83,7 @@ func (c *cluster) deleteNamespace(ns string) error {
 }
 
 // staleNamespace matches the namespaces newNamespace makes for runs.
-var staleNamespace = regexp.MustCompile(`^sb-[fb][0-9]+-[0-9a-f]{6}$`)
+var staleNamespace = regexp.MustCompile(`^sb-x?[bfiomt][0-9]+-[0-9a-f]{6}$`)
 
 // cleanStale deletes the namespaces of an earlier benchmark that was
 // killed before it could delete them, so they do not load this one's node.

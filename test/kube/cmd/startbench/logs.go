@@ -112,3 +112,14 @@ func installerSpan(logs []logLine) (start, done time.Time, err error) {
 	}
 	return logs[0].at, done, nil
 }
+
+// fluxStart is the clock Flux's own start printed just before it ran
+// flux start --test-size.
+func fluxStart(logs []logLine) (time.Time, error) {
+	for _, l := range logs {
+		if f := strings.Fields(l.text); len(f) == 2 && f[0] == fluxStartMark {
+			return parseUnix(f[1])
+		}
+	}
+	return time.Time{}, fmt.Errorf("no %s line", fluxStartMark)
+}

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,8 @@ type options struct {
 	function, kubectl, kubeconfig, kubeletDir string
 	image, dir, doc                           string
 	sizes                                     []int
-	mounts                                    []string
+	mounts, anchors                           []string
+	ownStart, fail                            bool
 	runs                                      int
 	timeout                                   time.Duration
 }
@@ -55,11 +57,14 @@ func parseFlags() (*options, error) {
 	flag.StringVar(&o.kubectl, "kubectl", os.Getenv("KUBECTL"), "kubectl (default $KUBECTL, else from hack/kube/cluster.sh env)")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "the cluster's kubeconfig (default $KUBECONFIG, else from hack/kube/cluster.sh env)")
 	flag.StringVar(&o.kubeletDir, "kubelet-pods", "", "the kubelet's pods directory (default: kubelet/pods beside the kubeconfig, as hack/kube lays it out)")
-	flag.StringVar(&o.image, "image", "jobset-flux.test/debian:bookworm", "the app image")
+	flag.StringVar(&o.image, "image", defaultAppImage, "the app image")
 	flag.StringVar(&o.dir, "dir", "_out/bench-kube", "where render inputs and runs.json go")
 	flag.StringVar(&o.doc, "doc", "", "a Markdown file whose startbench block (between <!-- startbench:begin --> and <!-- startbench:end -->) gets the tables")
 	list := flag.String("sizes", "3,8", "comma-separated pod counts")
 	mounts := flag.String("view-mounts", "copy,image", "the Flux variants: view-mount copy, image, or both")
+	anchors := flag.String("anchors", "", "the other tools to run beside: operator, trainer, both or none (their managers must run: hack/anchors/anchors.sh up)")
+	flag.BoolVar(&o.ownStart, "flux-own", true, "time Flux's own start (flux start --test-size=N in one pod) too")
+	flag.BoolVar(&o.fail, "fail", true, "one more run of each Flux variant and anchor per size whose command exits 3: time to the end, and which end")
 	flag.IntVar(&o.runs, "runs", 3, "timed runs per pod count and variant")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on one run")
 	flag.Parse()
@@ -71,7 +76,10 @@ func parseFlags() (*options, error) {
 		o.sizes = append(o.sizes, n)
 	}
 	var err error
-	if o.mounts, err = parseMounts(*mounts); err != nil {
+	if o.mounts, err = parseKinds("view-mounts", *mounts, kindCopy, kindImage); err != nil {
+		return nil, err
+	}
+	if o.anchors, err = parseKinds("anchors", *anchors, kindOperator, kindTrainer); err != nil {
 		return nil, err
 	}
 	if o.runs < 1 {
@@ -126,11 +134,18 @@ func bench1(o *options) error {
 		return err
 	}
 	started := time.Now()
+	// The anchors' first runs, untimed: their managers' caches and
+	// webhooks warm up as a long-running manager's would have.
+	for _, a := range o.anchors {
+		if _, err := b.run(variant{kind: a}, o.sizes[0], 0, false); err != nil {
+			return fmt.Errorf("warm-up, %s: %w", a, err)
+		}
+	}
 	var runs []*result
 	warm := map[string]*result{}
 	var done []int
 	for _, n := range o.sizes {
-		got, w, err := b.size(n, o.runs, o.mounts)
+		got, w, err := b.size(n, o)
 		runs = append(runs, got...)
 		for m, r := range w {
 			warm[warmKey(n, m)] = r
@@ -145,16 +160,20 @@ func bench1(o *options) error {
 			return err
 		}
 	}
-	fmt.Print(tables(o.sizes, o.mounts, runs, warm))
+	fmt.Print(tables(o.sizes, o.kinds(), runs, warm))
 	fmt.Fprintf(os.Stderr, "startbench: %d runs in %s\n", len(runs)+len(warm), time.Since(started).Round(time.Second))
 	return nil
 }
 
+// kinds are the variants' kinds in the tables' order.
+func (o *options) kinds() []string { return timedKinds(o.mounts, o.anchors, o.ownStart) }
+
 // size runs one pod count: a warm-up per view-mount mode, then the timed
-// runs of the floor and every mode, in an order that rotates.
-func (b *bench) size(n, reps int, mounts []string) ([]*result, map[string]*result, error) {
+// runs of every kind, in an order that rotates, then (with -fail) one run
+// of each Flux variant whose command exits 3.
+func (b *bench) size(n int, o *options) ([]*result, map[string]*result, error) {
 	warm := map[string]*result{}
-	for _, m := range mounts {
+	for _, m := range o.mounts {
 		w, err := b.warmUp(n, m)
 		if err != nil {
 			return nil, warm, err
@@ -162,14 +181,24 @@ func (b *bench) size(n, reps int, mounts []string) ([]*result, map[string]*resul
 		warm[m] = w
 	}
 	var runs []*result
-	for rep := 1; rep <= reps; rep++ {
-		for _, v := range order(mounts, rep) {
+	for rep := 1; rep <= o.runs; rep++ {
+		for _, v := range order(o.kinds(), rep) {
 			r, err := b.timed(v, n, rep)
 			if err != nil {
 				return runs, warm, err
 			}
 			runs = append(runs, r)
 		}
+	}
+	if !o.fail {
+		return runs, warm, nil
+	}
+	for _, k := range append(slices.Clone(o.mounts), o.anchors...) {
+		r, err := b.timed(variant{kind: k, fail: true}, n, 1)
+		if err != nil {
+			return runs, warm, err
+		}
+		runs = append(runs, r)
 	}
 	return runs, warm, nil
 }
@@ -187,7 +216,7 @@ func (b *bench) report(o *options, started time.Time, sizes []int, runs []*resul
 	if o.doc == "" {
 		return nil
 	}
-	body := header(o, started) + tables(sizes, o.mounts, runs, warm)
+	body := header(o, started) + tables(sizes, o.kinds(), runs, warm)
 	if failed != nil {
 		body += fmt.Sprintf("**Partial**: the benchmark stopped with: %s\n\n", strings.ReplaceAll(failed.Error(), "\n", " "))
 	}
@@ -199,7 +228,7 @@ func (b *bench) report(o *options, started time.Time, sizes []int, runs []*resul
 // pulls every image the timed runs use.
 func (b *bench) warmUp(n int, mount string) (*result, error) {
 	t0 := time.Now()
-	r, err := b.run(fluxVariant(mount), n, 0, true)
+	r, err := b.run(variant{kind: mount}, n, 0, true)
 	if err != nil {
 		return nil, fmt.Errorf("warm-up, %s, %d pods: %w", mount, n, err)
 	}
@@ -213,8 +242,8 @@ func (b *bench) timed(v variant, n, rep int) (*result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s, %d pods, run %d: %w", kind, n, rep, err)
 	}
-	fmt.Fprintf(os.Stderr, "startbench: %s %d pods run %d: running %.2f s, first output %.2f s, completed %.2f s (load %.1f)\n",
-		kind, n, rep, r.Milestones[msRunning], r.Milestones[msFirstOutput], r.Milestones[msCompleted], r.Load1)
+	fmt.Fprintf(os.Stderr, "startbench: %s %d pods run %d: running %.2f s, first output %.2f s, %s %.2f s (load %.1f)\n",
+		kind, n, rep, r.Milestones[msRunning], r.Milestones[msFirstOutput], r.End, r.Milestones[msCompleted], r.Load1)
 	return r, nil
 }
 

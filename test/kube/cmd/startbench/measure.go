@@ -14,30 +14,35 @@ const watchSettle = time.Second
 
 // applyAndWatch starts the watches, applies the manifest and follows the
 // events until the JobSet ends (or, with hold, until every pod runs).
-func (b *bench) applyAndWatch(r *result, manifest []byte, hold bool) (*tracker, error) {
+func (b *bench) applyAndWatch(r *result, s spec, manifest []byte, hold bool) (*tracker, error) {
 	pw, err := b.c.watch(r.Namespace, "pods")
 	if err != nil {
 		return nil, err
 	}
 	defer pw.stop()
-	jw, err := b.c.watch(r.Namespace, "jobsets.jobset.x-k8s.io")
-	if err != nil {
-		return nil, err
-	}
-	defer jw.stop()
-	time.Sleep(watchSettle)
 	t := &tracker{pods: r.Pods, created: map[string]time.Time{}, started: map[string]time.Time{}, uids: map[string]string{}}
+	ends := &watch{} // Flux's own start ends with its pod: no second watch
+	if res := s.endResource(); res != "" {
+		if ends, err = b.c.watch(r.Namespace, res); err != nil {
+			return nil, err
+		}
+		defer ends.stop()
+	} else {
+		t.podEnds, t.pods = true, 1
+	}
+	time.Sleep(watchSettle)
 	r.Load1 = load1()
 	t.t0 = time.Now()
 	r.Start = t.t0
 	if out, err := b.c.run(time.Minute, manifest, "apply", "-f", "-"); err != nil {
 		return nil, fmt.Errorf("apply: %w\n%s", err, out)
 	}
-	return t, b.follow(t, pw, jw, hold)
+	return t, b.follow(t, pw, ends, hold, s.v.fail)
 }
 
-// follow consumes watch events until the run's end condition or timeout.
-func (b *bench) follow(t *tracker, pw, jw *watch, hold bool) error {
+// follow consumes watch events until the run's end or timeout. A run
+// whose command fails ends as it ends; any other must complete.
+func (b *bench) follow(t *tracker, pw, ends *watch, hold, fail bool) error {
 	timeout := time.After(b.timeout)
 	for {
 		select {
@@ -48,31 +53,33 @@ func (b *bench) follow(t *tracker, pw, jw *watch, hold bool) error {
 			if err := t.pod(e); err != nil {
 				return err
 			}
-		case e, ok := <-jw.events:
+		case e, ok := <-ends.events: // nil for Flux's own start: never ready
 			if !ok {
-				return fmt.Errorf("the JobSet watch ended: %v %s", <-jw.done, jw.stderr.String())
+				return fmt.Errorf("the watch of the end object ended: %v %s", <-ends.done, ends.stderr.String())
 			}
-			if err := t.jobSet(e); err != nil {
+			if err := t.ended(e); err != nil {
 				return err
 			}
 		case <-timeout:
-			return fmt.Errorf("not done after %s: %d/%d pods created, %d started, JobSet %q", b.timeout, len(t.created), t.pods, len(t.started), t.end)
+			return fmt.Errorf("not done after %s: %d/%d pods created, %d started, end %q", b.timeout, len(t.created), t.pods, len(t.started), t.end)
 		}
 		if _, all := t.latest(t.started); hold && all {
 			return nil
 		}
-		switch t.end {
-		case "Completed":
+		switch {
+		case t.end == "":
+		case t.end == "Completed" || fail:
 			return nil
-		case "Failed":
-			return fmt.Errorf("the JobSet failed: %s", t.why)
+		default:
+			return fmt.Errorf("the run failed: %s", t.why)
 		}
 	}
 }
 
 // collect reads the pods' final status and logs and fills the milestones.
-func (b *bench) collect(r *result, t *tracker) error {
-	pods, err := b.finalPods(r)
+func (b *bench) collect(r *result, s spec, t *tracker) error {
+	r.End, r.EndWhy = t.end, t.why
+	pods, err := b.finalPods(r, t.pods)
 	if err != nil {
 		return err
 	}
@@ -80,26 +87,33 @@ func (b *bench) collect(r *result, t *tracker) error {
 	created, _ := t.latest(t.created)
 	running, ok := t.latest(t.started)
 	if !ok {
-		return fmt.Errorf("only %d of %d pods were seen started", len(t.started), r.Pods)
+		return fmt.Errorf("only %d of %d pods were seen started", len(t.started), t.pods)
 	}
 	m[msCreated], m[msRunning], m[msCompleted] = t.since(created), t.since(running), t.since(t.endAt)
 	clocks := map[string]time.Time{}
 	for _, p := range pods {
-		app, err := b.logs(r.Namespace, p.Metadata.Name, "app")
+		container := "app"
+		if s.v.anchor() {
+			container = "" // every container: the anchors name theirs
+		}
+		app, err := b.logs(r.Namespace, p.Metadata.Name, container)
+		if err != nil && r.Fail {
+			continue // a failed run's pod may be gone already
+		}
 		if err != nil {
 			return err
 		}
 		if err := outputs(app, clocks); err != nil {
 			return err
 		}
-		if r.Flux {
-			if err := b.fluxPod(r, t, p, app); err != nil {
-				return err
-			}
+		if err := b.fluxPod(r, t, p, app); err != nil {
+			return err
 		}
 	}
-	if len(clocks) != r.Pods {
-		return fmt.Errorf("%d hosts printed their line, want %d", len(clocks), r.Pods)
+	// Every task prints before it fails, but a failed run's pods may be
+	// stopped before theirs reached a log: one line is enough there.
+	if len(clocks) != r.Pods && !(r.Fail && len(clocks) > 0) {
+		return fmt.Errorf("%d tasks printed their line, want %d", len(clocks), r.Pods)
 	}
 	var all []time.Time
 	for _, at := range clocks {
@@ -113,10 +127,27 @@ func (b *bench) collect(r *result, t *tracker) error {
 // fluxPod adds one Flux pod's view copy, broker start and (on rank 0)
 // broker events to the run.
 func (b *bench) fluxPod(r *result, t *tracker, p pod, app []logLine) error {
-	name := p.Metadata.Name
+	v := r.variant()
 	m := r.Milestones
+	if at, ok := brokerEvent(app, "rc1-success"); ok {
+		m[msRC1] = t.since(at)
+	}
+	if at, ok := brokerEvent(app, "quorum-full"); ok {
+		m[msJoined] = t.since(at)
+	}
+	if v.kind == kindFluxOwn {
+		at, err := fluxStart(app)
+		if err != nil {
+			return err
+		}
+		m[msBrokerStart] = t.since(at)
+	}
+	if !v.rendered() || v.fail {
+		return nil
+	}
+	name := p.Metadata.Name
 	// A mounted view (view-mount image) has no flux-installer to time.
-	if r.ViewMount != "image" {
+	if v.copies() {
 		inst, err := b.logs(r.Namespace, name, "flux-installer")
 		if err != nil {
 			return err
@@ -137,18 +168,12 @@ func (b *bench) fluxPod(r *result, t *tracker, p pod, app []logLine) error {
 		return fmt.Errorf("pod %s: the entrypoint never logged starting", name)
 	}
 	m[msBrokerStart] = max(m[msBrokerStart], t.since(exec))
-	if at, ok := brokerEvent(app, "rc1-success"); ok {
-		m[msRC1] = t.since(at)
-	}
-	if at, ok := brokerEvent(app, "quorum-full"); ok {
-		m[msJoined] = t.since(at)
-	}
 	return nil
 }
 
 // finalPods lists the run's pods after the end and checks that every one
 // of them succeeded once: a retried or restarted pod is not start-up.
-func (b *bench) finalPods(r *result) ([]pod, error) {
+func (b *bench) finalPods(r *result, want int) ([]pod, error) {
 	out, err := b.c.run(time.Minute, nil, "get", "-n", r.Namespace, "pods", "-o", "json")
 	if err != nil {
 		return nil, err
@@ -165,20 +190,31 @@ func (b *bench) finalPods(r *result) ([]pod, error) {
 		if err != nil {
 			return nil, err
 		}
+		if r.Fail { // it ends as it ends: its pods may still be stopping
+			pods = append(pods, *p)
+			continue
+		}
 		if p.Status.Phase != "Succeeded" || p.restarts() > 0 {
 			return nil, fmt.Errorf("pod %s: phase %s, %d restarts", p.Metadata.Name, p.Status.Phase, p.restarts())
 		}
 		pods = append(pods, *p)
 	}
-	if len(pods) != r.Pods {
-		return nil, fmt.Errorf("%d pods, want %d", len(pods), r.Pods)
+	if len(pods) != want && !(r.Fail && len(pods) > 0) {
+		return nil, fmt.Errorf("%d pods, want %d", len(pods), want)
 	}
 	return pods, nil
 }
 
-// logs returns a container's log with the runtime's timestamps.
+// logs returns a container's log ("" for all of them) with the runtime's
+// timestamps.
 func (b *bench) logs(ns, pod, container string) ([]logLine, error) {
-	out, err := b.c.run(time.Minute, nil, "logs", "-n", ns, pod, "-c", container, "--timestamps")
+	args := []string{"logs", "-n", ns, pod, "--timestamps"}
+	if container == "" {
+		args = append(args, "--all-containers")
+	} else {
+		args = append(args, "-c", container)
+	}
+	out, err := b.c.run(time.Minute, nil, args...)
 	if err != nil {
 		return nil, err
 	}

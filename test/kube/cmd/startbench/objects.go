@@ -64,11 +64,9 @@ func (p *pod) initStatus() (started, finished string, ok bool) {
 	return "", "", false
 }
 
-// jobSet is the part of a JobSet the benchmark reads.
-type jobSet struct {
-	Metadata struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
+// ending is the part of a JobSet, Job or TrainJob the benchmark reads:
+// its conditions.
+type ending struct {
 	Status struct {
 		Conditions []struct {
 			Type    string `json:"type"`
@@ -79,12 +77,23 @@ type jobSet struct {
 	} `json:"status"`
 }
 
-// end is "Completed" or "Failed" once the JobSet has that condition.
-func (j *jobSet) end() (state, why string) {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == "Completed" || c.Type == "Failed") && c.Status == "True" {
-			return c.Type, c.Reason + ": " + c.Message
+// end is "Completed" or "Failed" once the object has the condition that
+// ends it: a JobSet's Completed or Failed, a Job's or a TrainJob's
+// Complete or Failed. why keeps the condition's own words.
+func (o *ending) end() (state, why string) {
+	for _, c := range o.Status.Conditions {
+		if c.Status != "True" {
+			continue
 		}
+		switch c.Type {
+		case "Completed", "Complete":
+			state = "Completed"
+		case "Failed":
+			state = "Failed"
+		default:
+			continue
+		}
+		return state, c.Type + " " + c.Reason + ": " + c.Message
 	}
 	return "", ""
 }
@@ -97,10 +106,10 @@ func decodePod(raw json.RawMessage) (*pod, error) {
 	return &p, nil
 }
 
-func decodeJobSet(raw json.RawMessage) (*jobSet, error) {
-	var j jobSet
-	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, fmt.Errorf("decode JobSet: %w", err)
+func decodeEnding(raw json.RawMessage) (*ending, error) {
+	var o ending
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("decode the end object: %w", err)
 	}
-	return &j, nil
+	return &o, nil
 }

@@ -60,7 +60,7 @@ var milestoneRows = []struct {
 	{msJoined, "**every broker joined** (rank 0's `quorum-full`)", false},
 	{msFirstOutput, "**the job's first output line** (a task's `date +%s.%N`)", true},
 	{msLastOutput, "the job's last output line", true},
-	{msCompleted, "**JobSet Completed**", true},
+	{msCompleted, "**the end**: JobSet Completed (a MiniCluster's Job, a TrainJob: Complete)", true},
 }
 
 // splitRows are the Flux start-up's parts: from one milestone to the next.
@@ -85,45 +85,69 @@ func values(runs []*result, from, to string) []float64 {
 	return v
 }
 
-// sizeTables writes the tables of one pod count: a column per Flux
-// view-mount mode (flux, keyed by mode, in the order of mounts) beside
-// the floor, with each mode's ratio to the floor.
-func sizeTables(b *strings.Builder, pods int, mounts []string, flux map[string][]*result, floor []*result, warm map[string]*result) {
+// byKind groups one pod count's runs by variant (the failing ones apart).
+func byKind(runs []*result, pods int) (ok map[string][]*result, failed map[string][]*result) {
+	ok, failed = map[string][]*result{}, map[string][]*result{}
+	for _, r := range runs {
+		switch {
+		case r.Pods != pods:
+		case r.Fail:
+			failed[r.Variant] = append(failed[r.Variant], r)
+		default:
+			ok[r.Variant] = append(ok[r.Variant], r)
+		}
+	}
+	return ok, failed
+}
+
+// sizeTables writes the tables of one pod count: a column per kind, each
+// Flux variant's ratio to the floor, then the split of the start-up.
+func sizeTables(b *strings.Builder, pods int, kinds []string, runs map[string][]*result, warm map[string]*result) {
 	fmt.Fprintf(b, "### %d pods\n\n", pods)
-	all := slices.Clone(floor)
-	counts := make([]string, 0, len(mounts))
-	for _, m := range mounts {
-		all = append(all, flux[m]...)
-		counts = append(counts, fmt.Sprintf("%d Flux (%s)", len(flux[m]), m))
+	var all []*result
+	counts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		all = append(all, runs[k]...)
+		counts = append(counts, fmt.Sprintf("%d %s", len(runs[k]), variant{kind: k}.title()))
 	}
 	loads, others := loadRange(all)
-	fmt.Fprintf(b, "%s and %d floor runs, interleaved; 1-minute load at their starts %s; other pods running on the node at their starts %s.\n\n", strings.Join(counts, ", "), len(floor), loads, others)
+	fmt.Fprintf(b, "Runs, interleaved: %s; 1-minute load at their starts %s; other pods running on the node at their starts %s.\n\n", strings.Join(counts, ", "), loads, others)
 	head, rule := "| from `kubectl apply` to", "|---"
-	for _, m := range mounts {
-		head += " | Flux, " + m
+	var ratios []string
+	for _, k := range kinds {
+		head += " | " + variant{kind: k}.title()
 		rule += "|---"
 	}
-	head += " | floor"
-	rule += "|---"
-	for _, m := range mounts {
-		head += " | " + m + "/floor"
-		rule += "|---"
+	for _, k := range kinds {
+		if k != kindFloor && k != kindFluxOwn && len(runs[kindFloor]) > 0 {
+			ratios = append(ratios, k)
+			head += " | " + k + "/floor"
+			rule += "|---"
+		}
 	}
 	b.WriteString(head + " |\n" + rule + "|\n")
 	for _, row := range milestoneRows {
-		var fl summary
-		if row.floor {
-			fl = summarize(values(floor, "", row.key))
+		fl := summarize(values(runs[kindFloor], "", row.key))
+		line := "| " + row.label
+		for _, k := range kinds {
+			line += " | " + summarize(values(runs[k], "", row.key)).String()
 		}
-		cells, ratios := "", ""
-		for _, m := range mounts {
-			f := summarize(values(flux[m], "", row.key))
-			cells += " | " + f.String()
-			ratios += " | " + ratio(f, fl)
+		for _, k := range ratios {
+			var f summary
+			if row.floor {
+				f = summarize(values(runs[k], "", row.key))
+			}
+			line += " | " + ratio(f, fl)
 		}
-		fmt.Fprintf(b, "| %s%s | %s%s |\n", row.label, cells, fl, ratios)
+		b.WriteString(line + " |\n")
 	}
-	splitTable(b, mounts, flux, warm)
+	var mounts []string
+	for _, k := range kinds {
+		if (variant{kind: k}).rendered() {
+			mounts = append(mounts, k)
+		}
+	}
+	splitTable(b, mounts, runs, warm)
 }
 
 // splitTable writes the Flux start-up's parts, per view-mount mode, and
@@ -213,28 +237,20 @@ func size(bytes float64) string {
 	return fmt.Sprintf("%.1f MB", bytes/1e6)
 }
 
-// tables writes every pod count's tables, in the order of sizes.
-func tables(sizes []int, mounts []string, runs []*result, warm map[string]*result) string {
+// tables writes the comparison across pod counts, what grows with them,
+// the failing runs, and then every pod count's own tables.
+func tables(sizes []int, kinds []string, runs []*result, warm map[string]*result) string {
 	var b strings.Builder
+	comparison(&b, sizes, kinds, runs)
+	growth(&b, sizes, kinds, runs)
+	failures(&b, sizes, runs)
 	for _, n := range sizes {
-		flux := map[string][]*result{}
-		var floor []*result
-		for _, r := range runs {
-			switch {
-			case r.Pods != n:
-			case !r.Flux:
-				floor = append(floor, r)
-			case r.ViewMount == "":
-				flux["copy"] = append(flux["copy"], r)
-			default:
-				flux[r.ViewMount] = append(flux[r.ViewMount], r)
-			}
-		}
+		ok, _ := byKind(runs, n)
 		w := map[string]*result{}
-		for _, m := range mounts {
-			w[m] = warm[warmKey(n, m)]
+		for _, k := range kinds {
+			w[k] = warm[warmKey(n, k)]
 		}
-		sizeTables(&b, n, mounts, flux, floor, w)
+		sizeTables(&b, n, kinds, ok, w)
 	}
 	return b.String()
 }

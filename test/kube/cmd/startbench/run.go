@@ -29,8 +29,8 @@ const (
 
 // result is one run, as written to runs.json.
 type result struct {
-	Flux       bool               `json:"flux"`
-	ViewMount  string             `json:"viewMount,omitempty"`
+	Variant    string             `json:"variant"`
+	Fail       bool               `json:"fail,omitempty"`
 	Pods       int                `json:"pods"`
 	Rep        int                `json:"rep"`
 	Name       string             `json:"name"`
@@ -38,6 +38,8 @@ type result struct {
 	Start      time.Time          `json:"start"`
 	Load1      float64            `json:"load1"`
 	OtherPods  int                `json:"otherPods"`
+	End        string             `json:"end,omitempty"`    // Completed or Failed
+	EndWhy     string             `json:"endWhy,omitempty"` // the condition's type, reason and message
 	Milestones map[string]float64 `json:"milestones"`
 	InitCopy   []float64          `json:"initCopy,omitempty"`   // per pod, seconds (log lines)
 	InitStatus []string           `json:"initStatus,omitempty"` // per pod, the pod status's startedAt-finishedAt (whole seconds)
@@ -46,6 +48,9 @@ type result struct {
 	// while the warm-up of view-mount image held its pods.
 	ImageVolumes []diskUsage `json:"imageVolumes,omitempty"`
 }
+
+// variant is the run's variant, back from runs.json's fields.
+func (r *result) variant() variant { return variant{kind: r.Variant, fail: r.Fail} }
 
 // bench is what every run needs.
 type bench struct {
@@ -68,15 +73,11 @@ func randomName(prefix string) string {
 // both, and deletes the namespace afterwards. hold is the warm-up: its
 // pods sleep until their emptyDirs are measured, and no times are kept.
 func (b *bench) run(v variant, pods, rep int, hold bool) (*result, error) {
-	flux := v.flux
-	kind := "b"
-	switch {
-	case v.copies():
-		kind = "f"
-	case flux:
-		kind = "i"
+	code := map[string]string{kindFloor: "b", kindCopy: "f", kindImage: "i", kindFluxOwn: "o", kindOperator: "m", kindTrainer: "t"}[v.kind]
+	if v.fail {
+		code = "x" + code
 	}
-	ns, err := b.c.newNamespace(fmt.Sprintf("sb-%s%d", kind, pods))
+	ns, err := b.c.newNamespace(fmt.Sprintf("sb-%s%d", code, pods))
 	if ns != "" {
 		defer func() {
 			if derr := b.c.deleteNamespace(ns); derr != nil {
@@ -87,17 +88,15 @@ func (b *bench) run(v variant, pods, rep int, hold bool) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := spec{name: randomName("sb" + kind + strconv.Itoa(pods) + "-"), namespace: ns, image: b.image, pods: pods, flux: flux, viewMount: v.mount, script: jobScript}
-	if hold {
-		s.script = holdScript
-	}
+	s := newSpec(v, randomName("sb"+code+strconv.Itoa(pods)+"-"), ns, b.image, pods, hold)
 	manifest, err := s.manifest(b.function, b.dir)
 	if err != nil {
 		return nil, err
 	}
-	r := &result{Flux: flux, ViewMount: v.mount, Pods: pods, Rep: rep, Name: s.name, Namespace: ns, Milestones: map[string]float64{}}
+	defer b.deleteClusterScoped(s)
+	r := &result{Variant: v.kind, Fail: v.fail, Pods: pods, Rep: rep, Name: s.name, Namespace: ns, Milestones: map[string]float64{}}
 	r.OtherPods = b.otherPods(ns)
-	tr, err := b.applyAndWatch(r, manifest, hold)
+	tr, err := b.applyAndWatch(r, s, manifest, hold)
 	if err != nil {
 		return r, err
 	}
@@ -111,7 +110,7 @@ func (b *bench) run(v variant, pods, rep int, hold bool) (*result, error) {
 		r.ImageVolumes, err = b.imageVolumes()
 		return r, err
 	}
-	return r, b.collect(r, tr)
+	return r, b.collect(r, s, tr)
 }
 
 // otherPods counts the pods of other namespaces that are not done: other
@@ -152,6 +151,7 @@ type tracker struct {
 	created map[string]time.Time // pod name -> first seen
 	started map[string]time.Time // pod name -> first seen Running or past it
 	uids    map[string]string    // pod name -> UID
+	podEnds bool                 // the run ends with its one pod (Flux's own start)
 	end     string               // Completed or Failed
 	why     string
 	endAt   time.Time
@@ -173,16 +173,25 @@ func (t *tracker) pod(e event) error {
 	if n := p.restarts(); n > 0 {
 		return fmt.Errorf("pod %s: a container restarted %d times", name, n)
 	}
+	if t.podEnds && t.end == "" {
+		switch p.Status.Phase {
+		case "Succeeded":
+			t.end, t.why, t.endAt = "Completed", "pod Succeeded", e.at
+		case "Failed":
+			t.end, t.why, t.endAt = "Failed", "pod Failed", e.at
+		}
+	}
 	return nil
 }
 
-func (t *tracker) jobSet(e event) error {
-	j, err := decodeJobSet(e.object)
+// ended reads the end of the run's end object (JobSet, Job, TrainJob).
+func (t *tracker) ended(e event) error {
+	o, err := decodeEnding(e.object)
 	if err != nil {
 		return err
 	}
 	if t.end == "" {
-		if state, why := j.end(); state != "" {
+		if state, why := o.end(); state != "" {
 			t.end, t.why, t.endAt = state, why, e.at
 		}
 	}

@@ -146,11 +146,12 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
-// TestInput: the two variants differ only in the annotation; both are one
-// replicatedJob of N pods running the script under bash.
+// TestInput: the floor and the Flux variants differ only in the
+// annotations; each is one replicatedJob of N pods running the script
+// under bash.
 func TestInput(t *testing.T) {
-	for _, flux := range []bool{true, false} {
-		s := spec{name: "sbf3-ab12", namespace: "ns", image: "img", pods: 3, flux: flux, viewMount: "image", script: jobScript}
+	for _, kind := range []string{kindFloor, kindCopy, kindImage} {
+		s := newSpec(variant{kind: kind}, "sbf3-ab12", "ns", "img", 3, false)
 		b, err := s.input()
 		if err != nil {
 			t.Fatal(err)
@@ -183,56 +184,42 @@ func TestInput(t *testing.T) {
 		}
 		rj := js.Spec.ReplicatedJobs
 		if len(rj) != 1 || rj[0].Replicas != 1 || rj[0].Template.Spec.Completions != 3 || rj[0].Template.Spec.Parallelism != 3 {
-			t.Errorf("flux=%v: shape %+v", flux, rj)
+			t.Errorf("%s: shape %+v", kind, rj)
 			continue
 		}
 		c := rj[0].Template.Spec.Template.Spec.Containers
 		if len(c) != 1 || c[0].Image != "img" || strings.Join(c[0].Command[:2], " ") != "bash -c" || c[0].Command[2] != jobScript {
-			t.Errorf("flux=%v: container %+v", flux, c)
+			t.Errorf("%s: container %+v", kind, c)
 		}
+		flux := kind != kindFloor
 		if got := js.Metadata.Annotations["flux-framework.org/enabled"] == "true"; got != flux {
-			t.Errorf("flux=%v: annotations %v", flux, js.Metadata.Annotations)
+			t.Errorf("%s: annotations %v", kind, js.Metadata.Annotations)
 		}
-		if got := js.Metadata.Annotations["flux-framework.org/view-mount"]; flux && got != "image" || !flux && got != "" {
-			t.Errorf("flux=%v: view-mount annotation %q", flux, got)
+		if got, want := js.Metadata.Annotations["flux-framework.org/view-mount"], map[string]string{kindImage: "image"}[kind]; got != want {
+			t.Errorf("%s: view-mount annotation %q, want %q", kind, got, want)
 		}
 	}
 }
 
-// TestTables: every row is there, a column per view-mount mode, ratios
-// only where the floor has the milestone, the image mode without a view
-// copy.
-func TestTables(t *testing.T) {
-	mk := func(v variant, scale float64) *result {
-		m := map[string]float64{}
-		for i, row := range milestoneRows {
-			if v.flux && (v.copies() || (row.key != msInitStart && row.key != msInitDone)) || row.floor {
-				m[row.key] = float64(i+1) * scale
-			}
+// TestScripts: every script prints the output line first; the failing one
+// then exits 3; the warm-up's only sleeps.
+func TestScripts(t *testing.T) {
+	for _, c := range []struct {
+		v    variant
+		hold bool
+		want string
+	}{{variant{kind: kindCopy}, false, jobScript}, {variant{kind: kindCopy, fail: true}, false, failScript}, {variant{kind: kindImage}, true, holdScript}} {
+		if got := newSpec(c.v, "n", "ns", "img", 3, c.hold).script; got != c.want {
+			t.Errorf("%v hold=%v: script %q", c.v, c.hold, got)
 		}
-		r := &result{Flux: v.flux, ViewMount: v.mount, Pods: 3, Milestones: m}
-		if v.copies() {
-			r.InitCopy = []float64{1, 2}
-		}
-		return r
 	}
-	warm := map[string]*result{
-		warmKey(3, "copy"):  {Disk: []diskUsage{{Bytes: 2e8, Allocated: 2.1e8, Files: 100}}},
-		warmKey(3, "image"): {Disk: []diskUsage{{Bytes: 15, Allocated: 0, Files: 1}}, ImageVolumes: []diskUsage{{Bytes: 4096, Allocated: 4096, Files: 3}}},
-	}
-	runs := []*result{mk(fluxVariant("copy"), 2), mk(fluxVariant("image"), 1.5), mk(floorVariant, 1)}
-	out := tables([]int{3}, []string{"copy", "image"}, runs, warm)
-	for _, want := range []string{"### 3 pods", "1 Flux (copy), 1 Flux (image) and 1 floor runs",
-		"| from `kubectl apply` to | Flux, copy | Flux, image | floor | copy/floor | image/floor |",
-		"| **JobSet Completed** | 20.00 s | 15.00 s | 10.00 s | 2.00x | 1.50x |",
-		"| **every broker joined** (rank 0's `quorum-full`) | 14.00 s | 10.50 s |  |  |  |",
-		"| the last view copy started (flux-installer's first log line) | 4.00 s |  |  |  |  |",
-		"| init container: one pod's view copy | 1.50 s (1.00-2.00) (2 pods) | none |",
-		"200.0 MB apparent, 210.0 MB allocated, 100 entries; 210.0 MB for the 1 pods",
-		"| disk: per pod, the image volume's writable layer | none | 4.1 kB apparent, 4.1 kB allocated, 3 entries; 4.1 kB for the 1 pods |"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q in\n%s", want, out)
+	for _, s := range []string{jobScript, failScript} {
+		if !strings.HasPrefix(s, printLine+"\n") {
+			t.Errorf("%q does not start with the output line", s)
 		}
+	}
+	if !strings.HasSuffix(failScript, "\nexit 3") {
+		t.Errorf("failScript %q", failScript)
 	}
 }
 
@@ -250,25 +237,28 @@ func TestImageVolumeMounts(t *testing.T) {
 	}
 }
 
-// TestOrder: every repetition runs the floor and each mode once, and the
-// first one rotates.
+// TestOrder: every repetition runs each kind once, and the first one
+// rotates.
 func TestOrder(t *testing.T) {
-	mounts, err := parseMounts("copy,image")
-	if err != nil {
-		t.Fatal(err)
+	kinds := timedKinds([]string{kindCopy, kindImage}, []string{kindOperator}, true)
+	if strings.Join(kinds, ",") != "floor,flux-own,copy,image,operator" {
+		t.Fatalf("kinds %v", kinds)
 	}
 	firsts := map[string]bool{}
-	for rep := 1; rep <= 3; rep++ {
-		vs := order(mounts, rep)
-		if len(vs) != 3 {
+	for rep := 1; rep <= len(kinds); rep++ {
+		vs := order(kinds, rep)
+		if len(vs) != len(kinds) {
 			t.Fatalf("rep %d: %v", rep, vs)
 		}
 		firsts[vs[0].String()] = true
 	}
-	if len(firsts) != 3 {
-		t.Errorf("the first variant did not rotate over three repetitions: %v", firsts)
+	if len(firsts) != len(kinds) {
+		t.Errorf("the first variant did not rotate over the repetitions: %v", firsts)
 	}
-	if _, err := parseMounts("copy,volume"); err == nil {
-		t.Error("parseMounts accepted volume")
+	if _, err := parseKinds("view-mounts", "copy,volume", kindCopy, kindImage); err == nil {
+		t.Error("parseKinds accepted volume")
+	}
+	if got, err := parseKinds("anchors", "", kindOperator, kindTrainer); err != nil || len(got) != 0 {
+		t.Errorf("parseKinds of nothing: %v %v", got, err)
 	}
 }

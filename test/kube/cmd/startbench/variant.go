@@ -5,48 +5,97 @@ import (
 	"strings"
 )
 
-// variant is what one run applies: the floor (no Flux), or a Flux JobSet
-// whose view reaches the pods by mount (view-mount: copy or image).
+// The kinds of run the benchmark knows.
+const (
+	kindFloor    = "floor"    // the same pods without Flux
+	kindCopy     = "copy"     // jobset-flux, view-mount copy (the default)
+	kindImage    = "image"    // jobset-flux, view-mount image
+	kindFluxOwn  = "flux-own" // flux start --test-size=N in one pod: Flux's own start
+	kindOperator = "operator" // the Flux Operator's MiniCluster
+	kindTrainer  = "trainer"  // a Kubeflow Trainer TrainJob on a flux runtime
+)
+
+// variant is what one run applies, and whether its command fails (exits
+// 3 in every task) instead of printing its line.
 type variant struct {
-	flux  bool
-	mount string
+	kind string
+	fail bool
 }
 
-var floorVariant = variant{}
-
-// fluxVariant is the Flux JobSet of one view-mount mode.
-func fluxVariant(mount string) variant { return variant{flux: true, mount: mount} }
-
-// String names the variant in logs and tables: "floor", "copy", "image".
+// String names the variant in logs and tables.
 func (v variant) String() string {
-	if !v.flux {
-		return "floor"
+	if v.fail {
+		return v.kind + " (exit 3)"
 	}
-	return v.mount
+	return v.kind
 }
 
-// copies reports whether the flux-installer copies the view (copy mode).
-func (v variant) copies() bool { return v.flux && v.mount == "copy" }
+// rendered reports whether jobset-flux renders the run (copy or image).
+func (v variant) rendered() bool { return v.kind == kindCopy || v.kind == kindImage }
 
-// parseMounts reads -view-mounts: copy, image or both, in order.
-func parseMounts(list string) ([]string, error) {
-	var mounts []string
-	for _, m := range strings.Split(list, ",") {
-		m = strings.TrimSpace(m)
-		if m != "copy" && m != "image" {
-			return nil, fmt.Errorf("-view-mounts: %q is not copy or image", m)
+// copies reports whether a flux-installer copies the view (copy mode).
+func (v variant) copies() bool { return v.kind == kindCopy }
+
+// anchor reports whether the run is one of the other tools'.
+func (v variant) anchor() bool { return v.kind == kindOperator || v.kind == kindTrainer }
+
+// title is the variant's column heading.
+func (v variant) title() string {
+	switch v.kind {
+	case kindFloor:
+		return "no-Flux floor"
+	case kindCopy:
+		return "jobset-flux, copy"
+	case kindImage:
+		return "jobset-flux, image"
+	case kindFluxOwn:
+		return "Flux's own start (`--test-size`)"
+	case kindOperator:
+		return "Flux Operator"
+	case kindTrainer:
+		return "Trainer Flux plugin"
+	}
+	return v.kind
+}
+
+// parseKinds reads a comma-separated list of kinds, each one of allowed;
+// "" is none.
+func parseKinds(flag, list string, allowed ...string) ([]string, error) {
+	var kinds []string
+	for _, k := range strings.Split(list, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
 		}
-		mounts = append(mounts, m)
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return nil, fmt.Errorf("-%s: %q is not one of %s", flag, k, strings.Join(allowed, ", "))
+		}
+		kinds = append(kinds, k)
 	}
-	return mounts, nil
+	return kinds, nil
 }
 
-// order is the variants of one repetition: the floor and each Flux mode,
-// rotated by rep so that a trend in the machine's load falls on all alike.
-func order(mounts []string, rep int) []variant {
-	vs := []variant{floorVariant}
-	for _, m := range mounts {
-		vs = append(vs, fluxVariant(m))
+// timedKinds are the kinds of one repetition: the floor, Flux's own start
+// (ownStart), each view-mount mode and each anchor.
+func timedKinds(mounts, anchors []string, ownStart bool) []string {
+	kinds := []string{kindFloor}
+	if ownStart {
+		kinds = append(kinds, kindFluxOwn)
+	}
+	kinds = append(kinds, mounts...)
+	return append(kinds, anchors...)
+}
+
+// order is the variants of one repetition, rotated by rep so that a trend
+// in the machine's load falls on all alike.
+func order(kinds []string, rep int) []variant {
+	vs := make([]variant, 0, len(kinds))
+	for _, k := range kinds {
+		vs = append(vs, variant{kind: k})
 	}
 	k := rep % len(vs)
 	return append(vs[k:], vs[:k]...)
