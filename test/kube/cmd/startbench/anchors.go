@@ -71,7 +71,11 @@ func (s spec) miniCluster() map[string]any {
 			"containers": []any{map[string]any{
 				"image":   s.image,
 				"command": "bash " + scriptMount + "/job.sh",
-				"volumes": map[string]any{"script": map[string]any{"configMapName": s.name + "-script", "path": scriptMount}},
+				// The operator names the pod's volume after the ConfigMap
+				// and the mount after the key: the two must be the same.
+				"volumes": map[string]any{s.name + "-script": map[string]any{
+					"configMapName": s.name + "-script", "path": scriptMount, "items": map[string]any{"job.sh": "job.sh"},
+				}},
 			}},
 		},
 	}
@@ -83,18 +87,21 @@ func (s spec) trainingRuntime() map[string]any {
 	return map[string]any{
 		"apiVersion": "trainer.kubeflow.org/v1alpha1",
 		"kind":       "ClusterTrainingRuntime",
-		"metadata":   map[string]any{"name": s.name},
+		"metadata":   map[string]any{"name": s.name, "labels": map[string]any{"trainer.kubeflow.org/framework": "flux"}},
 		"spec": map[string]any{
 			"mlPolicy": map[string]any{"numNodes": s.pods, "flux": map[string]any{}},
 			"template": map[string]any{"spec": map[string]any{"replicatedJobs": []any{map[string]any{
 				"name": "node",
-				"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-					"containers": []any{map[string]any{
-						"name": "node", "image": s.image,
-						"volumeMounts": []any{map[string]any{"name": "script", "mountPath": scriptMount}},
-					}},
-					"volumes": []any{map[string]any{"name": "script", "configMap": map[string]any{"name": s.name + "-script"}}},
-				}}}},
+				// The step label makes the TrainJob's trainer (image,
+				// command) apply to this replicatedJob's node container.
+				"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+					"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+						"containers": []any{map[string]any{
+							"name": "node", "image": s.image,
+							"volumeMounts": []any{map[string]any{"name": "script", "mountPath": scriptMount}},
+						}},
+						"volumes": []any{map[string]any{"name": "script", "configMap": map[string]any{"name": s.name + "-script"}}},
+					}}}},
 			}}}},
 		},
 	}
@@ -107,9 +114,10 @@ func (s spec) trainJob() map[string]any {
 		"kind":       "TrainJob",
 		"metadata":   map[string]any{"name": s.name, "namespace": s.namespace},
 		"spec": map[string]any{
-			"runtimeRef": map[string]any{"name": s.name, "kind": "ClusterTrainingRuntime", "apiGroup": "trainer.kubeflow.org"},
+			"runtimeRef": map[string]any{"name": s.name},
 			"trainer": map[string]any{
 				"numNodes": s.pods,
+				"image":    s.image,
 				"command":  []string{"bash", scriptMount + "/job.sh"},
 			},
 		},
