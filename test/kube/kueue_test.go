@@ -671,15 +671,9 @@ func TestKueuePodsReadyTimeout(t *testing.T) {
 	// The Workload is Admitted again before the JobSet controller resumes
 	// the Jobs and the Job controller creates their pods: the new pod
 	// comes after the admission the poll saw, so it is waited for.
-	created := 0
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(kueuePoll) {
-		if created = n.podsCreated()["stuck-a-0"]; created >= 2 || time.Now().After(deadline) {
-			break
-		}
-	}
-	if created < 2 {
-		t.Errorf("stuck-a-0 created %d pods in the minute after the readmission, want one before the eviction and one after", created)
-	}
+	k.until("stuck-a-0's second pod: one before the eviction, one after", time.Minute, []string{"stuck"}, func(*snapshot, map[string]*workload) bool {
+		return n.podsCreated()["stuck-a-0"] >= 2
+	})
 	n.kueueEvents()
 }
 
