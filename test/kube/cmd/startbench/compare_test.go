@@ -162,3 +162,36 @@ func TestStaleNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptRuns: -keep keeps the runs and warm-ups of the pod counts not
+// measured again, and nothing of those that are.
+func TestKeptRuns(t *testing.T) {
+	path := t.TempDir() + "/runs.json"
+	old := []*result{run(kindCopy, 3, false, nil), run(kindFloor, 64, false, nil), run(kindImage, 8, true, nil)}
+	warm := map[string]*result{warmKey(3, kindCopy): {Pods: 3}, warmKey(64, kindCopy): {Pods: 64}}
+	if err := writeRuns(path, old, warm); err != nil {
+		t.Fatal(err)
+	}
+	runs, w, err := keptRuns(path, []int{64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keptSizes(runs); len(got) != 2 || got[0] != 3 || got[1] != 8 {
+		t.Errorf("kept sizes %v, want [3 8]", got)
+	}
+	if len(w) != 1 || w[warmKey(3, kindCopy)] == nil {
+		t.Errorf("kept warm-ups %v, want only 3-copy", w)
+	}
+	if !runs[1].Fail || runs[1].Variant != kindImage {
+		t.Errorf("a kept run lost its fields: %+v", runs[1])
+	}
+	if got := sortedWith([]int{3, 64}, 8); len(got) != 3 || got[1] != 8 {
+		t.Errorf("sortedWith: %v", got)
+	}
+	if _, _, err := keptRuns(t.TempDir()+"/none.json", nil); err == nil {
+		t.Error("no error for a missing -keep file")
+	}
+	if r, w, err := keptRuns("", []int{3}); err != nil || r != nil || len(w) != 0 {
+		t.Errorf("no -keep: %v %v %v", r, w, err)
+	}
+}

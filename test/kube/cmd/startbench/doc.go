@@ -25,9 +25,13 @@ func header(o *options, started time.Time) string {
 	for i, n := range o.sizes {
 		sizes[i] = fmt.Sprint(n)
 	}
-	return fmt.Sprintf("Measured at commit `%s`, %s UTC, with `make bench-kube` (`startbench -sizes %s -runs %d`). "+
+	kept := ""
+	if o.keep != "" {
+		kept = " The other pod counts were measured by an earlier run of the same command and kept (`-keep`); each table says how many runs it has."
+	}
+	return fmt.Sprintf("Measured at commit `%s`, %s UTC, with `make bench-kube` (`startbench -sizes %s -runs %d`).%s "+
 		"Times are seconds from the start of `kubectl apply`: median (min-max).\n\n",
-		commit, started.UTC().Format("2006-01-02 15:04"), strings.Join(sizes, ","), o.runs)
+		commit, started.UTC().Format("2006-01-02 15:04"), strings.Join(sizes, ","), o.runs, kept)
 }
 
 // replaceBlock puts body between the begin and end markers of doc.

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,10 +33,10 @@ import (
 
 type options struct {
 	function, kubectl, kubeconfig, kubeletDir string
-	image, dir, doc                           string
+	image, dir, doc, keep                     string
 	sizes                                     []int
 	mounts, anchors                           []string
-	ownStart, fail                            bool
+	ownStart, fail, warmAnchors               bool
 	runs                                      int
 	timeout                                   time.Duration
 }
@@ -66,6 +67,8 @@ func parseFlags() (*options, error) {
 	flag.BoolVar(&o.ownStart, "flux-own", true, "time Flux's own start (flux start --test-size=N in one pod) too")
 	flag.BoolVar(&o.fail, "fail", true, "one more run of each Flux variant and anchor per size whose command exits 3: time to the end, and which end")
 	flag.IntVar(&o.runs, "runs", 3, "timed runs per pod count and variant")
+	flag.StringVar(&o.keep, "keep", "", "the runs.json of an earlier benchmark whose other pod counts are kept in the tables (to measure some sizes again, or a large one with fewer runs)")
+	flag.BoolVar(&o.warmAnchors, "warm-anchors", true, "one untimed run of each anchor first (false when their managers ran the previous benchmark)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on one run")
 	flag.Parse()
 	for _, f := range strings.Split(*list, ",") {
@@ -137,13 +140,18 @@ func bench1(o *options) error {
 	// The anchors' first runs, untimed: their managers' caches and
 	// webhooks warm up as a long-running manager's would have.
 	for _, a := range o.anchors {
+		if !o.warmAnchors {
+			break
+		}
 		if _, err := b.run(variant{kind: a}, o.sizes[0], 0, false); err != nil {
 			return fmt.Errorf("warm-up, %s: %w", a, err)
 		}
 	}
-	var runs []*result
-	warm := map[string]*result{}
-	var done []int
+	runs, warm, err := keptRuns(o.keep, o.sizes)
+	if err != nil {
+		return err
+	}
+	done := keptSizes(runs)
 	for _, n := range o.sizes {
 		got, w, err := b.size(n, o)
 		runs = append(runs, got...)
@@ -152,15 +160,16 @@ func bench1(o *options) error {
 		}
 		if err != nil {
 			// What finished is still written, marked as partial.
-			_ = b.report(o, started, append(done, n), runs, warm, err)
+			_ = b.report(o, started, sortedWith(done, n), runs, warm, err)
 			return err
 		}
 		done = append(done, n)
+		slices.Sort(done)
 		if err := b.report(o, started, done, runs, warm, nil); err != nil {
 			return err
 		}
 	}
-	fmt.Print(tables(o.sizes, o.kinds(), runs, warm))
+	fmt.Print(tables(done, o.kinds(), runs, warm))
 	fmt.Fprintf(os.Stderr, "startbench: %d runs in %s\n", len(runs)+len(warm), time.Since(started).Round(time.Second))
 	return nil
 }
@@ -245,6 +254,65 @@ func (b *bench) timed(v variant, n, rep int) (*result, error) {
 	fmt.Fprintf(os.Stderr, "startbench: %s %d pods run %d: running %.2f s, first output %.2f s, %s %.2f s (load %.1f)\n",
 		kind, n, rep, r.Milestones[msRunning], r.Milestones[msFirstOutput], r.End, r.Milestones[msCompleted], r.Load1)
 	return r, nil
+}
+
+// keptRuns reads the runs and warm-ups of an earlier runs.json ("" for
+// none) whose pod count is not one of sizes: those are measured again.
+func keptRuns(path string, sizes []int) ([]*result, map[string]*result, error) {
+	warm := map[string]*result{}
+	if path == "" {
+		return nil, warm, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-keep: %w", err)
+	}
+	var old struct {
+		Runs   []*result          `json:"runs"`
+		WarmUp map[string]*result `json:"warmUp"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return nil, nil, fmt.Errorf("-keep %s: %w", path, err)
+	}
+	var runs []*result
+	for _, r := range old.Runs {
+		if !slices.Contains(sizes, r.Pods) {
+			runs = append(runs, r)
+		}
+	}
+	for k, r := range old.WarmUp {
+		if n, _, _ := strings.Cut(k, "-"); !slices.Contains(sizes, atoi(n)) {
+			warm[k] = r
+		}
+	}
+	return runs, warm, nil
+}
+
+// keptSizes are the pod counts of runs, in order.
+func keptSizes(runs []*result) []int {
+	var sizes []int
+	for _, r := range runs {
+		if !slices.Contains(sizes, r.Pods) {
+			sizes = append(sizes, r.Pods)
+		}
+	}
+	slices.Sort(sizes)
+	return sizes
+}
+
+// sortedWith is sizes with n added, in order.
+func sortedWith(sizes []int, n int) []int {
+	out := append(slices.Clone(sizes), n)
+	slices.Sort(out)
+	return out
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func writeRuns(path string, runs []*result, warm map[string]*result) error {
