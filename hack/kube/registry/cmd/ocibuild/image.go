@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,9 +32,10 @@ var platform = v1.Platform{OS: "linux", Architecture: "amd64"}
 // tarArgs are GNU tar's flags for a reproducible layer: entries sorted by
 // name, numeric owners as in the tree, no access or change times, times
 // clamped to the spec's mtime (files a build wrote just now get it, files
-// as Debian shipped them keep their older times, so Python's .pyc files
-// still match their sources), and security.capability kept (ping's
-// cap_net_raw). Hard links stay links; sockets are left out.
+// as Debian shipped them keep their older times; writeLayerFile clamps
+// the .pyc files' records of those times alike), and
+// security.capability kept (ping's cap_net_raw). Hard links stay links;
+// sockets are left out.
 func tarArgs(root string, mtime time.Time, ls LayerSpec) []string {
 	args := []string{"--create", "--file=-", "--directory=" + root, "--sort=name", "--format=posix",
 		"--numeric-owner", "--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime",
@@ -66,7 +69,7 @@ func buildLayers(spec Spec, mtime time.Time, work string) (map[string]v1.Layer, 
 		start := time.Now()
 		ls := spec.Layers[n]
 		path := filepath.Join(work, n+".tar.gz")
-		if err := writeLayerFile(ls.Root, path, tarArgs(ls.Root, mtime, ls)); err != nil {
+		if err := writeLayerFile(ls.Root, path, tarArgs(ls.Root, mtime, ls), mtime); err != nil {
 			return nil, fmt.Errorf("layer %s: %w", n, err)
 		}
 		l, err := tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
@@ -85,9 +88,11 @@ func buildLayers(spec Spec, mtime time.Time, work string) (map[string]v1.Layer, 
 }
 
 // writeLayerFile runs tar over root's top-level entries (so entry names
-// have no "./" prefix and the tree's root is no entry of its own) and
-// gzips its output into path. Go's gzip writes no name and no time.
-func writeLayerFile(root, path string, args []string) error {
+// have no "./" prefix and the tree's root is no entry of its own), clamps
+// its .pyc files' records of their sources' times as tar clamped the
+// sources (clampPycs), and gzips the result into path. Go's gzip writes
+// no name and no time.
+func writeLayerFile(root, path string, args []string, mtime time.Time) error {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return err
@@ -106,8 +111,21 @@ func writeLayerFile(root, path string, args []string) error {
 	var stderr strings.Builder
 	cmd := exec.Command("tar", args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(list.String()), gz, &stderr
-	if err := cmd.Run(); err != nil {
+	pr, pw := io.Pipe()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(list.String()), pw, &stderr
+	copied := make(chan error, 1)
+	go func() {
+		err := clampPycs(pr, gz, mtime)
+		if err == nil {
+			// tar pads its archive past the end the reader stops at.
+			_, err = io.Copy(io.Discard, pr)
+		}
+		pr.CloseWithError(err) // on an error, tar's writes fail rather than block
+		copied <- err
+	}()
+	err = cmd.Run()
+	pw.Close()
+	if err = errors.Join(err, <-copied); err != nil {
 		return fmt.Errorf("tar in %s: %w\n%s", root, err, stderr.String())
 	}
 	if err := gz.Close(); err != nil {
