@@ -28,6 +28,10 @@ type Settings struct {
 	// ViewMount is how the view reaches the pods: ViewMountCopy (the
 	// flux-installer copies it) or ViewMountImage (an image volume).
 	ViewMount string
+	// ViewCopyMedium is where view-mount: copy puts the copy of the view's
+	// software tree: ViewCopyMemory (a memory-backed emptyDir) or
+	// ViewCopyDisk (the node's disk).
+	ViewCopyMedium string
 	// TasksPerNode: 0 means derived (GPUs per node when more than one, else 1).
 	TasksPerNode int
 	// CoresPerNode: 0 means derived per replicatedJob (the wrapped

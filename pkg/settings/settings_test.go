@@ -132,6 +132,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"copy", "image"},
 			bad:  map[string]string{"Image": "one of copy, image", "volume": "one of copy, image", "": "one of copy, image"},
 		},
+		"view-copy-medium": {
+			good: []string{"memory", "disk"},
+			bad:  map[string]string{"Memory": "one of memory, disk", "tmpfs": "one of memory, disk", "": "one of memory, disk"},
+		},
 		"log-level": {
 			good: []string{"0", "7", "4"},
 			bad:  map[string]string{"8": "from 0 to 7", "-1": "from 0 to 7", "debug": "whole number", "": "whole number"},

@@ -16,6 +16,18 @@ const (
 	ViewMountImage = "image"
 )
 
+// The view-copy-medium values.
+const (
+	// ViewCopyMemory: the copy of the view's software tree is held in a
+	// memory-backed emptyDir. Writing it costs the node a tenth of the
+	// CPU a disk-backed copy does (block allocation, journal, writeback),
+	// which every pod of an instance pays at once; its pages count toward
+	// the pod's memory.
+	ViewCopyMemory = "memory"
+	// ViewCopyDisk: the copy goes to an emptyDir on the node's disk.
+	ViewCopyDisk = "disk"
+)
+
 // fluxImageRepos are the last path components of images that carry Flux
 // installed as a system package (under /usr), not a flux-view layout
 // (/opt/view linking into a Spack tree at /opt/software): the Flux

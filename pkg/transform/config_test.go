@@ -25,7 +25,7 @@ func TestTypedConfigErrors(t *testing.T) {
 		{"setting at the top level", []string{"port: 8050"}, "port", "settings go under spec (spec.port)"},
 		{"spec null", []string{"spec:"}, "spec", "spec must be a map of settings (such as {port: 8050}), got null"},
 		{"spec a list", []string{"spec: [port]"}, "spec", "spec must be a map of settings (such as {port: 8050}), got a list"},
-		{"unknown spec field", []string{"spec: {taskPerNode: 4}"}, "spec.taskPerNode", `unknown field "taskPerNode"; the known fields are viewImage, viewMount, tasksPerNode,`},
+		{"unknown spec field", []string{"spec: {taskPerNode: 4}"}, "spec.taskPerNode", `unknown field "taskPerNode"; the known fields are viewImage, viewMount, viewCopyMedium, tasksPerNode,`},
 		{"integer quoted", []string{`spec: {port: "8050"}`}, "spec.port", `port must be a whole number written without quotes, got the string "8050"`},
 		{"integer with a fraction", []string{"spec: {tasksPerNode: 4.5}"}, "spec.tasksPerNode", "tasksPerNode must be a whole number, got the number 4.5"},
 		{"integer too large for JSON", []string{"spec: {port: 1e20}"}, "spec.port", "port must be a whole number, got the number 1e+20"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -153,7 +154,7 @@ func fluxVolumes(p *plan.Plan) []*yaml.Node {
 	volumes := []*yaml.Node{emptyDirVolume(plan.InstallVolume)}
 	switch {
 	case p.CopiesView():
-		volumes = append(volumes, emptyDirVolume(plan.SoftwareVolume))
+		volumes = append(volumes, softwareVolume(p.Settings.ViewCopyMedium))
 	case p.MountsView():
 		volumes = append(volumes, viewImageVolume(p.ViewImage))
 	}
@@ -176,6 +177,17 @@ func volume(name, source string, spec *yaml.Node) *yaml.Node {
 
 // emptyDirVolume is a plain emptyDir volume.
 func emptyDirVolume(name string) *yaml.Node { return volume(name, "emptyDir", yamltree.Map()) }
+
+// softwareVolume is the emptyDir the flux-installer copies the view's
+// software tree into, in memory or on the node's disk (view-copy-medium).
+// The broker's own state, whose content store grows with the jobs, stays
+// in the install volume on the disk either way.
+func softwareVolume(medium string) *yaml.Node {
+	if medium != settings.ViewCopyMemory {
+		return emptyDirVolume(plan.SoftwareVolume)
+	}
+	return volume(plan.SoftwareVolume, "emptyDir", yamltree.Map(yamltree.KV("medium", yamltree.String(jobset.StorageMediumMemory))))
+}
 
 // fluxMounts are the wrapped container's mounts of fluxVolumes.
 func fluxMounts(p *plan.Plan) []*yaml.Node {

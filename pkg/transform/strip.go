@@ -223,7 +223,10 @@ func renderingPatterns() patterns {
 	yamltree.Set(pt.startupProbe, "periodSeconds", yamltree.String(anyNode), "")
 	yamltree.Set(pt.startupProbe, "failureThreshold", yamltree.String(anyNode), "")
 	pt.shmVolumes = []*yaml.Node{shmVolume(""), shmVolume(anyString)}
-	pt.volumes = append(fluxVolumes(p), append([]*yaml.Node{viewImageVolume(anyString)}, pt.shmVolumes...)...)
+	// Both media of the software volume: the setting may have changed
+	// since, and renders of earlier releases copied to the disk only.
+	other := []*yaml.Node{softwareVolume(settings.ViewCopyMemory), softwareVolume(settings.ViewCopyDisk), viewImageVolume(anyString)}
+	pt.volumes = append(fluxVolumes(p), append(other, pt.shmVolumes...)...)
 	pt.mounts = fluxMounts(p)
 	pt.shmMount = shmMount()
 	imageFlux := *p
