@@ -361,6 +361,17 @@ func checkReplicatedJob(t *testing.T, jsName string, rj map[string]any, cmName, 
 			t.Errorf("%s: volume flux-shm medium %q, want Memory", where, m)
 		}
 	}
+	if v := byName["flux-software"]; v != nil {
+		// view-copy-medium: memory, the default: the API server keeps it.
+		if m, _, _ := unstructured.NestedString(v, "emptyDir", "medium"); m != "Memory" {
+			t.Errorf("%s: volume flux-software medium %q, want Memory", where, m)
+		}
+	}
+	if v := byName["flux-install"]; v != nil {
+		if m, _, _ := unstructured.NestedString(v, "emptyDir", "medium"); m != "" {
+			t.Errorf("%s: volume flux-install medium %q, want the node's disk (the broker's content store)", where, m)
+		}
+	}
 	if installer := findContainer(jobSpec, "initContainers", "flux-installer"); installer == nil && !ownFlux {
 		t.Errorf("%s: no init container flux-installer", where)
 	} else if installer != nil && ownFlux {
