@@ -186,7 +186,12 @@ func softwareVolume(medium string) *yaml.Node {
 	if medium != settings.ViewCopyMemory {
 		return emptyDirVolume(plan.SoftwareVolume)
 	}
-	return volume(plan.SoftwareVolume, "emptyDir", yamltree.Map(yamltree.KV("medium", yamltree.String(jobset.StorageMediumMemory))))
+	return volume(plan.SoftwareVolume, "emptyDir", memoryEmptyDir())
+}
+
+// memoryEmptyDir is the spec of a memory-backed (tmpfs) emptyDir.
+func memoryEmptyDir() *yaml.Node {
+	return yamltree.Map(yamltree.KV("medium", yamltree.String(jobset.StorageMediumMemory)))
 }
 
 // fluxMounts are the wrapped container's mounts of fluxVolumes.
@@ -215,7 +220,7 @@ func readOnlyMount(name, path string) *yaml.Node {
 
 // shmVolume is the writable /dev/shm (size "" for no limit).
 func shmVolume(size string) *yaml.Node {
-	shm := yamltree.Map(yamltree.KV("medium", yamltree.String(jobset.StorageMediumMemory)))
+	shm := memoryEmptyDir()
 	if size != "" {
 		yamltree.Set(shm, "sizeLimit", yamltree.String(size), "")
 	}

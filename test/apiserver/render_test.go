@@ -356,20 +356,14 @@ func checkReplicatedJob(t *testing.T, jsName string, rj map[string]any, cmName, 
 			t.Errorf("%s: volume flux-curve names Secret %q, want %q", where, n, secName)
 		}
 	}
-	if v := byName["flux-shm"]; v != nil {
-		if m, _, _ := unstructured.NestedString(v, "emptyDir", "medium"); m != "Memory" {
-			t.Errorf("%s: volume flux-shm medium %q, want Memory", where, m)
-		}
-	}
-	if v := byName["flux-software"]; v != nil {
-		// view-copy-medium: memory, the default: the API server keeps it.
-		if m, _, _ := unstructured.NestedString(v, "emptyDir", "medium"); m != "Memory" {
-			t.Errorf("%s: volume flux-software medium %q, want Memory", where, m)
-		}
-	}
-	if v := byName["flux-install"]; v != nil {
-		if m, _, _ := unstructured.NestedString(v, "emptyDir", "medium"); m != "" {
-			t.Errorf("%s: volume flux-install medium %q, want the node's disk (the broker's content store)", where, m)
+	// The emptyDirs' media as the API server keeps them: /dev/shm and the
+	// copied software tree (view-copy-medium: memory, the default) in
+	// memory, the broker's state and content store on the node's disk.
+	for _, v := range []struct{ name, medium string }{{"flux-shm", "Memory"}, {"flux-software", "Memory"}, {"flux-install", ""}} {
+		if vol := byName[v.name]; vol != nil {
+			if m, _, _ := unstructured.NestedString(vol, "emptyDir", "medium"); m != v.medium {
+				t.Errorf("%s: volume %s medium %q, want %q", where, v.name, m, v.medium)
+			}
 		}
 	}
 	if installer := findContainer(jobSpec, "initContainers", "flux-installer"); installer == nil && !ownFlux {
