@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,11 +182,14 @@ func startCMPServer(t *testing.T, l layout, extraEnv ...string) *cmpServer {
 			t.Fatalf("argocd-cmp-server exited early (%v); log:\n%s", err, tail(s.logPath, 60))
 		default:
 		}
-		if fi, err := os.Stat(s.sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		// The socket file exists from bind(), before the server listens:
+		// ready is when a connection is accepted, not when the file is there.
+		if conn, err := net.DialTimeout("unix", s.sock, time.Second); err == nil {
+			conn.Close()
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("argocd-cmp-server did not create %s within 60s; log:\n%s", s.sock, tail(s.logPath, 60))
+			t.Fatalf("argocd-cmp-server did not accept a connection on %s within 60s; log:\n%s", s.sock, tail(s.logPath, 60))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
