@@ -3,6 +3,7 @@ package transform_test
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,11 +93,11 @@ func TestStartupProbe(t *testing.T) {
 		_, out, pod := epPod(t, c.annotations, epApp)
 		probe, _ := epContainer(pod, "containers", 0)["startupProbe"].(map[string]any)
 		cmd, _ := probe["exec"].(map[string]any)["command"].([]any)
-		if len(cmd) != 3 || cmd[0] != "/bin/bash" || cmd[2] != "[[ -e /mnt/flux/install/run/joined ]]" {
+		if len(cmd) != 3 || cmd[0] != "/bin/bash" || cmd[1] != "-c" || !strings.Contains(fmt.Sprint(cmd[2]), "[[ -e /mnt/flux/install/run/joined ]]") {
 			t.Fatalf("%q: startupProbe = %v, want bash testing the joined mark", c.annotations, probe)
 		}
-		if probe["periodSeconds"] != 5 || probe["failureThreshold"] != c.threshold {
-			t.Errorf("%q: probe period %v threshold %v, want 5 and %d", c.annotations, probe["periodSeconds"], probe["failureThreshold"], c.threshold)
+		if probe["periodSeconds"] != 5 || probe["timeoutSeconds"] != 60 || probe["failureThreshold"] != c.threshold {
+			t.Errorf("%q: probe period %v timeout %v threshold %v, want 5, 60 and %d", c.annotations, probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"], c.threshold)
 		}
 		epRerender(t, out)
 		off := bytes.Replace(out, []byte(`flux-framework.org/enabled: "true"`), []byte(`flux-framework.org/enabled: "false"`), 1)
@@ -110,28 +111,42 @@ func TestStartupProbe(t *testing.T) {
 	}
 }
 
-// TestEarlierProbeRerendered: a render of an earlier release, whose
-// probe ran every 2 s, is recognised as the function's own: the re-render
-// writes today's probe in its place, keeps no second probe and gives the
-// bytes of a fresh render, and it warns of no user's startup probe.
+// TestEarlierProbeRerendered: renders of earlier releases, whose probe
+// ran one file test per exec every 2 s, then every 5 s, with no timeout,
+// are recognised as the function's own: the re-render writes today's
+// probe in its place, keeps no second probe and gives the bytes of a
+// fresh render, and it warns of no user's startup probe.
 func TestEarlierProbeRerendered(t *testing.T) {
 	_, out, pod := epPod(t, "", epApp)
 	probe := epContainer(pod, "containers", 0)["startupProbe"].(map[string]any)
-	period, threshold := fmt.Sprintf("periodSeconds: %v", probe["periodSeconds"]), fmt.Sprintf("failureThreshold: %v", probe["failureThreshold"])
-	if !bytes.Contains(out, []byte(period)) || !bytes.Contains(out, []byte(threshold)) {
-		t.Fatalf("the render has no %q and %q:\n%s", period, threshold, out)
+	script := fmt.Sprint(probe["exec"].(map[string]any)["command"].([]any)[2])
+	lines := map[string]string{
+		"- " + script: "- '[[ -e /mnt/flux/install/run/joined ]]'",
+		fmt.Sprintf("periodSeconds: %v\n", probe["periodSeconds"]):       "periodSeconds: 2\n",
+		fmt.Sprintf("failureThreshold: %v\n", probe["failureThreshold"]): "failureThreshold: 361\n",
 	}
-	earlier := bytes.Replace(out, []byte(period), []byte("periodSeconds: 2"), 1)
-	earlier = bytes.Replace(earlier, []byte(threshold), []byte("failureThreshold: 361"), 1)
-	rl, ok, again, err := hKRM(t, hProcessor(t), earlier)
-	if err != nil || !ok {
-		t.Fatalf("re-render of the earlier probe refused (%v): %s", err, hDump(rl))
+	earlier := regexp.MustCompile(fmt.Sprintf(`\n *timeoutSeconds: %v\n`, probe["timeoutSeconds"])).ReplaceAll(out, []byte("\n"))
+	if bytes.Equal(earlier, out) {
+		t.Fatalf("the render has no timeoutSeconds:\n%s", out)
 	}
-	if !bytes.Equal(hItemsOnly(out), hItemsOnly(again)) {
-		t.Errorf("the earlier render did not re-render as a fresh one:\n%s\n---\n%s", hItemsOnly(out), hItemsOnly(again))
+	for now, then := range lines {
+		if !bytes.Contains(earlier, []byte(now)) {
+			t.Fatalf("the render has no %q:\n%s", now, out)
+		}
+		earlier = bytes.Replace(earlier, []byte(now), []byte(then), 1)
 	}
-	if r := epResults(rl, "startupProbe"); len(r) != 0 {
-		t.Errorf("the function's own earlier probe was taken for the user's: %v", r)
+	for _, period := range []string{"2", "5"} {
+		in := bytes.Replace(earlier, []byte("periodSeconds: 2\n"), []byte("periodSeconds: "+period+"\n"), 1)
+		rl, ok, again, err := hKRM(t, hProcessor(t), in)
+		if err != nil || !ok {
+			t.Fatalf("re-render of the earlier probe refused (%v, ok %v)", err, ok)
+		}
+		if !bytes.Equal(hItemsOnly(out), hItemsOnly(again)) {
+			t.Errorf("the earlier render (period %s) did not re-render as a fresh one:\n%s\n---\n%s", period, hItemsOnly(in), hItemsOnly(again))
+		}
+		if r := epResults(rl, "startupProbe"); len(r) != 0 {
+			t.Errorf("the function's own earlier probe was taken for the user's: %v", r)
+		}
 	}
 }
 

@@ -121,14 +121,20 @@ const startupProbeKey = "startupProbe"
 // container started, then takes up to probeGrace seconds to say why and
 // stop its broker; the probe must not fail first, or the kubelet would
 // stop a broker that may exit 0. Each probe is an exec through the
-// container runtime, which costs the node far more than the file test;
-// while an instance forms every pod pays it once a period, competing with
-// the brokers' own start on a crowded node, so the period trades a few
-// seconds of Ready's lag (not the job's start, which does not wait for
-// Ready) for that CPU (docs/contributing/faults.md has the figures).
+// container runtime, which costs the node far more than the file test,
+// and each failed one is an event written to the API server. So one exec
+// waits inside the container, testing the file every half second, for up
+// to probeWait seconds before it fails: Ready follows the join within
+// half a second, and while an instance forms a pod costs the node one
+// exec per probeWait instead of one per period. The kubelet starts the
+// next probe as soon as one ends when it took longer than the period, and
+// stops one at timeoutSeconds, which leaves room for a slow exec on a
+// crowded node (docs/contributing/faults.md has the figures).
 const (
-	probePeriod = 5
-	probeGrace  = 120
+	probePeriod  = 5
+	probeWait    = 50
+	probeTimeout = probeWait + 10
+	probeGrace   = 120
 	// probeForever is the failureThreshold without a start-timeout.
 	probeForever = 1<<31 - 1
 )
@@ -136,17 +142,30 @@ const (
 // startupProbe makes the wrapped container started, and so the pod Ready,
 // only once the entrypoint has seen its broker join the whole instance
 // (plan.JoinedPath). It runs bash, which the entrypoint needs anyway, on
-// a file test: no Flux command, no network.
+// a file test: no Flux command, no network. The threshold counts periods,
+// the shortest a failed probe can take, so the kubelet gives up no sooner
+// than start-timeout and the grace however quickly probes fail.
 func startupProbe(timeout int) *yaml.Node {
 	threshold := probeForever
 	if timeout > 0 {
 		threshold = (timeout+probeGrace)/probePeriod + 1
 	}
 	return yamltree.Map(
-		yamltree.KV("exec", yamltree.Map(yamltree.KV(jobset.CommandKey, yamltree.Strings("/bin/bash", "-c", "[[ -e "+plan.JoinedPath+" ]]")))),
+		yamltree.KV("exec", yamltree.Map(yamltree.KV(jobset.CommandKey, yamltree.Strings("/bin/bash", "-c", joinedWait(plan.JoinedPath, probeWait))))),
 		yamltree.KV("periodSeconds", yamltree.Int(probePeriod)),
+		yamltree.KV("timeoutSeconds", yamltree.Int(probeTimeout)),
 		yamltree.KV("failureThreshold", yamltree.Int(threshold)),
 	)
+}
+
+// joinedWait is the probe's script: success as soon as the file exists,
+// failure with a line for the kubelet's event after wait seconds. read -t
+// on a pipe that never delivers is bash's own sleep, with no process per
+// test.
+func joinedWait(path string, wait int) string {
+	return fmt.Sprintf(`exec {nap}<> <(:); until [[ -e %s ]]; do `+
+		`((SECONDS < %d)) || { echo "the Flux broker has not joined the whole instance yet"; exit 1; }; `+
+		`read -r -t 0.5 -u "$nap" _ || :; done`, path, wait)
 }
 
 // fluxVolumes are the volumes of a wrapped pod, but for /dev/shm.

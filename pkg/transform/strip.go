@@ -76,7 +76,7 @@ func stripPod(pod *yaml.Node, pt patterns) bool {
 	if c := wrappedContainer(pod, mounts); c != nil {
 		removeMatching(c, jobset.VolumeMountsKey, mounts)
 		unwrapCommand(c)
-		if probe, ok := yamltree.Lookup(c, startupProbeKey); ok && matches(probe, pt.startupProbe) {
+		if probe, ok := yamltree.Lookup(c, startupProbeKey); ok && matchesAny(probe, pt.startupProbes) {
 			removeKey(c, startupProbeKey)
 		}
 	}
@@ -200,9 +200,9 @@ const (
 // mark it as rendered; so do mountedViewVolumes, those of a pod that
 // mounts the view image (view-mount: image).
 type patterns struct {
-	installer, volumes, mounts, imageFluxVolumes, imageFluxMounts []*yaml.Node
-	mountedViewVolumes, mountedViewMounts, shmVolumes             []*yaml.Node
-	shmMount, startupProbe                                        *yaml.Node
+	installer, volumes, mounts, imageFluxVolumes, imageFluxMounts    []*yaml.Node
+	mountedViewVolumes, mountedViewMounts, shmVolumes, startupProbes []*yaml.Node
+	shmMount                                                         *yaml.Node
 }
 
 func renderingPatterns() patterns {
@@ -217,11 +217,21 @@ func renderingPatterns() patterns {
 	yamltree.Set(withResources, "securityContext", yamltree.String(anyNode), "")
 	yamltree.Set(withResources, "resources", yamltree.String(anyNode), "")
 	pt.installer = []*yaml.Node{inst, withResources}
-	pt.startupProbe = startupProbe(1)
-	// Any period and threshold: they follow start-timeout, and renders
-	// of earlier releases probed more often.
-	yamltree.Set(pt.startupProbe, "periodSeconds", yamltree.String(anyNode), "")
-	yamltree.Set(pt.startupProbe, "failureThreshold", yamltree.String(anyNode), "")
+	// Any period, timeout and threshold: they follow start-timeout, and
+	// renders of earlier releases probed more often. Those probed with one
+	// file test per exec, and had no timeout.
+	probe := startupProbe(1)
+	earlier := startupProbe(1)
+	yamltree.Set(earlier, "exec", yamltree.Map(yamltree.KV(jobset.CommandKey, yamltree.Strings("/bin/bash", "-c", "[[ -e "+plan.JoinedPath+" ]]"))), "")
+	removeKey(earlier, "timeoutSeconds")
+	for _, n := range []*yaml.Node{probe, earlier} {
+		for _, key := range []string{"periodSeconds", "timeoutSeconds", "failureThreshold"} {
+			if _, ok := yamltree.Lookup(n, key); ok {
+				yamltree.Set(n, key, yamltree.String(anyNode), "")
+			}
+		}
+	}
+	pt.startupProbes = []*yaml.Node{probe, earlier}
 	pt.shmVolumes = []*yaml.Node{shmVolume(""), shmVolume(anyString)}
 	// Both media of the software volume: the setting may have changed
 	// since, and renders of earlier releases copied to the disk only.
@@ -262,9 +272,12 @@ func holdsAny(m *yaml.Node, key string, patterns []*yaml.Node) bool {
 	if list == nil || list.Kind != yaml.SequenceNode {
 		return false
 	}
-	return slices.ContainsFunc(list.Content, func(item *yaml.Node) bool {
-		return slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(item, p) })
-	})
+	return slices.ContainsFunc(list.Content, func(item *yaml.Node) bool { return matchesAny(item, patterns) })
+}
+
+// matchesAny reports whether n matches one of patterns.
+func matchesAny(n *yaml.Node, patterns []*yaml.Node) bool {
+	return slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(n, p) })
 }
 
 // matches reports whether n has exactly the shape of pattern: the same
@@ -323,7 +336,7 @@ func removeMatching(m *yaml.Node, key string, patterns []*yaml.Node) int {
 	kept := list.Content[:0]
 	var comments []string
 	for _, item := range list.Content {
-		if slices.ContainsFunc(patterns, func(p *yaml.Node) bool { return matches(item, p) }) {
+		if matchesAny(item, patterns) {
 			comments = append(comments, takeComments(item)...)
 		} else {
 			kept = append(kept, item)

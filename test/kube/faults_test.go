@@ -305,6 +305,16 @@ func TestReadyMeansJoined(t *testing.T) {
 	if ready.Sub(running) < 10*time.Second {
 		t.Errorf("the leader was Ready %v after its container ran: before its follower could join", ready.Sub(running))
 	}
+	// One probe exec waits for the join, so Ready follows it closely and
+	// no probe failed (each failure is an Unhealthy event).
+	joined, readyAt := joinedAndReady(t, n, leader)
+	t.Logf("the leader's log said joined at %s, Ready at %s", joined.Format(time.TimeOnly), readyAt.Format(time.TimeOnly))
+	if lag := readyAt.Sub(joined); lag < -time.Second || lag > 3*time.Second {
+		t.Errorf("Ready came %v after the log said the instance formed, want within 3 s (the condition's time has whole seconds)", lag)
+	}
+	if c := n.eventCount("Pod", "Unhealthy"); c != 0 {
+		t.Errorf("%d startup probe failures while the instance formed in %v; want none: one probe waits for the join", c, ready.Sub(running))
+	}
 	n.expectEnd("ready", jobSetCompleted, instanceTimeout)
 }
 
@@ -422,4 +432,33 @@ func restartKubelet(t *testing.T, state, pidFile string) {
 	}
 	_ = cmd.Process.Release()
 	t.Logf("kubelet %d stopped, %d started", pid, cmd.Process.Pid)
+}
+
+// joinedAndReady returns when a pod's app log said its broker joined the
+// instance (kubectl logs --timestamps) and when the pod became Ready.
+func joinedAndReady(t *testing.T, n *namespace, pod string) (joined, ready time.Time) {
+	t.Helper()
+	out, err := n.run(nil, "logs", pod, "-c", "app", "--timestamps")
+	if err != nil {
+		t.Fatalf("logs: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if stamp, text, ok := strings.Cut(line, " "); ok && strings.Contains(text, "joined the instance") {
+			if joined, err = time.Parse(time.RFC3339Nano, stamp); err != nil {
+				t.Fatalf("log time %q: %v", stamp, err)
+			}
+			break
+		}
+	}
+	if joined.IsZero() {
+		t.Fatalf("no \"joined the instance\" line in %s's log:\n%s", pod, out)
+	}
+	out, err = n.run(nil, "get", "pod", pod, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].lastTransitionTime}`)
+	if err != nil {
+		t.Fatalf("pod %s: %v\n%s", pod, err, out)
+	}
+	if ready, err = time.Parse(time.RFC3339, strings.TrimSpace(string(out))); err != nil {
+		t.Fatalf("Ready's time %q: %v", out, err)
+	}
+	return joined, ready
 }
