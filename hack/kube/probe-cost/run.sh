@@ -3,6 +3,8 @@
 # with and without the probe, applies each to the running test cluster
 # (make kube-up) in turn, and prints the time from apply to the JobSet's
 # end and the machine's busy CPU over it (docs/contributing/faults.md).
+# "one-test" is the probe of the releases before the waiting one: one
+# file test per exec, every 5 s.
 # PERIODS="5 10" adds a run of the rendered probe with each periodSeconds.
 # Run it on an idle machine, alone: other load goes into the figures.
 set -euo pipefail
@@ -13,7 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 JOBSET_FLUX_KEY_SEED=probe-bench-seed-0123456789abcdef0123 "$repo/bin/jobset-flux" "$here/jobset.yaml" >"$work/with.yaml"
 read -ra periods <<<"${PERIODS:-}"
-variants=(with without)
+variants=(with without one-test)
 for p in "${periods[@]}"; do variants+=("period$p"); done
 python3 - "$work" "${periods[@]}" <<'PY'
 import sys, yaml
@@ -25,6 +27,12 @@ def write(name, edit):
             edit(d['spec']['replicatedJobs'][0]['template']['spec']['template']['spec']['containers'][0])
     yaml.safe_dump_all(docs, open(w + '/' + name + '.yaml', 'w'))
 write('without', lambda c: c.pop('startupProbe', None))
+def one_test(c):
+    probe = c['startupProbe']
+    probe['exec']['command'][2] = '[[ -e /mnt/flux/install/run/joined ]]'
+    probe.pop('timeoutSeconds')
+    probe['periodSeconds'] = 5
+write('one-test', one_test)
 for p in periods:
     write('period' + p, lambda c: c['startupProbe'].update(periodSeconds=int(p)))
 PY
