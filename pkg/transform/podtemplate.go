@@ -151,11 +151,16 @@ func startupProbe(timeout int) *yaml.Node {
 		threshold = (timeout+probeGrace)/probePeriod + 1
 	}
 	return yamltree.Map(
-		yamltree.KV("exec", yamltree.Map(yamltree.KV(jobset.CommandKey, yamltree.Strings("/bin/bash", "-c", joinedWait(plan.JoinedPath, probeWait))))),
+		yamltree.KV("exec", bashExec(joinedWait(plan.JoinedPath, probeWait))),
 		yamltree.KV("periodSeconds", yamltree.Int(probePeriod)),
 		yamltree.KV("timeoutSeconds", yamltree.Int(probeTimeout)),
 		yamltree.KV("failureThreshold", yamltree.Int(threshold)),
 	)
+}
+
+// bashExec is an exec probe's action that runs script with bash.
+func bashExec(script string) *yaml.Node {
+	return yamltree.Map(yamltree.KV(jobset.CommandKey, yamltree.Strings("/bin/bash", "-c", script)))
 }
 
 // joinedWait is the probe's script: success as soon as the file exists,

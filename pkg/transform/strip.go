@@ -218,19 +218,17 @@ func renderingPatterns() patterns {
 	yamltree.Set(withResources, "resources", yamltree.String(anyNode), "")
 	pt.installer = []*yaml.Node{inst, withResources}
 	// Any period, timeout and threshold: they follow start-timeout, and
-	// renders of earlier releases probed more often. Those probed with one
-	// file test per exec, and had no timeout.
+	// renders of earlier releases probed more often, with one file test
+	// per exec and no timeout.
 	probe := startupProbe(1)
-	earlier := startupProbe(1)
-	yamltree.Set(earlier, "exec", yamltree.Map(yamltree.KV(jobset.CommandKey, yamltree.Strings("/bin/bash", "-c", "[[ -e "+plan.JoinedPath+" ]]"))), "")
-	removeKey(earlier, "timeoutSeconds")
-	for _, n := range []*yaml.Node{probe, earlier} {
-		for _, key := range []string{"periodSeconds", "timeoutSeconds", "failureThreshold"} {
-			if _, ok := yamltree.Lookup(n, key); ok {
-				yamltree.Set(n, key, yamltree.String(anyNode), "")
-			}
-		}
+	for _, key := range []string{"periodSeconds", "timeoutSeconds", "failureThreshold"} {
+		yamltree.Set(probe, key, yamltree.String(anyNode), "")
 	}
+	earlier := yamltree.Map(
+		yamltree.KV("exec", bashExec("[[ -e "+plan.JoinedPath+" ]]")),
+		yamltree.KV("periodSeconds", yamltree.String(anyNode)),
+		yamltree.KV("failureThreshold", yamltree.String(anyNode)),
+	)
 	pt.startupProbes = []*yaml.Node{probe, earlier}
 	pt.shmVolumes = []*yaml.Node{shmVolume(""), shmVolume(anyString)}
 	// Both media of the software volume: the setting may have changed
