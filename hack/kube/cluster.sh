@@ -2,7 +2,8 @@
 # A real single-node Kubernetes cluster on this machine, from nothing:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
 # containerd + runc, the CNI bridge, CoreDNS, the JobSet controller and Kueue
-# (hack/kube/kueue.sh) with their webhooks, every daemon a background process
+# (hack/kube/kueue.sh) with their webhooks, NetworkPolicy enforcement
+# (hack/kube/netpol.sh, kube-router), every daemon a background process
 # with a PID file and a log in the state directory (no systemd here). See
 # docs/contributing/kubernetes.md.
 #
@@ -120,6 +121,7 @@ cmd_up() {
   local start=$SECONDS
   if [[ ${FRESH:-} != 1 ]] && cmd_status 2>/dev/null; then
     log "already running and healthy (FRESH=1 restarts)"
+    bash "$here/netpol.sh" up
     bash "$here/kueue.sh" up
     return 0
   fi
@@ -130,6 +132,7 @@ cmd_up() {
   IMAGES=$(bash "$here/images/build.sh" | tail -n1)
   REGISTRY=$(bash "$here/registry/build.sh" | tail -n1)
   bash "$here/kueue.sh" build >/dev/null
+  bash "$here/netpol.sh" build >/dev/null
   local built=$SECONDS
   mkdir -p "$S/run" "$S/log" "$S/saved"
   echo "$BINS" >"$S/bins"
@@ -140,6 +143,7 @@ cmd_up() {
   start_node
   start_addons
   wait_healthy
+  bash "$here/netpol.sh" up
   bash "$here/kueue.sh" up
   log "up in $((SECONDS - built)) s after $((built - start)) s of build checks (total $((SECONDS - start)) s)"
 }
@@ -512,6 +516,7 @@ EOF
 cmd_down() {
   local start=$SECONDS
   down_step bash "$here/kueue.sh" down
+  down_step bash "$here/netpol.sh" down
   down_step stop_daemons jobset coredns kubelet
   down_step kill_pods
   down_step stop_daemons containerd

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# NetworkPolicy enforcement on the test cluster of hack/kube/cluster.sh:
+# kube-router's network policy controller (hack/kube/netpol, run with only
+# its firewall on: no routing, no service proxy), a host process with the
+# admin kubeconfig like the JobSet controller and Kueue. It programs
+# iptables chains (KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-*) and ipsets
+# for the pods of its node; with no NetworkPolicy in a namespace, that
+# namespace's traffic is untouched.
+#
+# Usage: hack/kube/netpol.sh build|up|down|status
+#   build   build or reuse the binary (hack/kube/netpol/build.sh).
+#   up      on a running cluster: start the controller and wait until it is
+#           healthy and its chains are in place. A healthy running one is
+#           left as is (FRESH=1 restarts it). cluster.sh up calls it.
+#   down    stop it, remove every chain and ipset it made (its own
+#           --cleanup-config, then whatever is left that was not there
+#           before up). cluster.sh down calls it.
+#   status  exit 0 if it runs and is healthy.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+S=${KUBE_STATE_DIR:-/var/lib/jobset-flux-kube}
+N=$S/netpol
+NODE=${KUBE_NODE_NAME:-jobset-flux-node}
+SVC_CIDR=10.251.0.0/24
+NETPOL_HEALTH_PORT=18084
+# The ipsets kube-router names (pkg/controllers/netpol): only these, and only
+# those that were not there before up, are destroyed by down.
+SET_PREFIXES='^(KUBE-SRC-|KUBE-DST-|kube-router-)'
+
+log() { printf 'netpol: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+main() {
+  case ${1:-} in
+  build) bash "$here/netpol/build.sh" | tail -n1 ;;
+  up) need_root && lock && cmd_up ;;
+  down) need_root && lock && cmd_down ;;
+  status) cmd_status ;;
+  *) die "usage: $0 build|up|down|status" ;;
+  esac
+}
+
+need_root() { [[ $(id -u) == 0 ]] || die "run as root (iptables, ipset)"; }
+
+# lock: one netpol up or down at a time; not cluster.sh's lock, which its own
+# up and down hold while they call this script.
+lock() {
+  mkdir -p "$(dirname "$S")"
+  exec 7>>"$S.netpol.lock"
+  flock 7
+}
+
+pid_file() { echo "$S/run/netpol.pid"; }
+
+# alive: the PID file names a live process whose command line names the state
+# directory (so a recycled PID is never taken for ours).
+alive() {
+  local f pid
+  f=$(pid_file)
+  [[ -f $f ]] || return 1
+  pid=$(cat "$f")
+  [[ -d /proc/$pid ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$S/"
+}
+
+healthy() {
+  curl -sf "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz" >/dev/null &&
+    iptables -w -S KUBE-ROUTER-FORWARD >/dev/null 2>&1
+}
+
+cmd_status() {
+  alive || { log "not running"; return 1; }
+  healthy || { log "not healthy"; return 1; }
+  log "running: pid $(cat "$(pid_file)")"
+}
+
+cmd_up() {
+  local start=$SECONDS bin
+  if [[ ${FRESH:-} != 1 ]] && cmd_status 2>/dev/null; then
+    log "already running and healthy (FRESH=1 restarts)"
+    return 0
+  fi
+  cmd_down
+  command -v ipset >/dev/null || die "ipset is not installed (.ci/apt/kube.txt; make system-deps)"
+  [[ -f $S/admin.kubeconfig ]] || die "the cluster is not running (hack/kube/cluster.sh up)"
+  bin=$(bash "$here/netpol/build.sh" | tail -n1)/bin/kube-router
+  mkdir -p "$N" "$S/run" "$S/log"
+  if [[ ! -f $N/sets-before ]]; then ipset list -n >"$N/sets-before" 2>/dev/null || :; fi
+  cp "$S/admin.kubeconfig" "$N/kubeconfig"
+  # 9<&- 8<&-: the cluster's and Kueue's locks stay with their holders.
+  setsid "$bin" --kubeconfig "$N/kubeconfig" --hostname-override "$NODE" \
+    --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
+    --enable-cni=false --enable-ipv4=true --enable-ipv6=false \
+    --service-cluster-ip-range "$SVC_CIDR" --health-port "$NETPOL_HEALTH_PORT" --metrics-port 0 \
+    --v 1 </dev/null >"$S/log/netpol.log" 2>&1 9<&- 8<&- 7<&- &
+  echo $! >"$(pid_file)"
+  local i
+  for ((i = 0; i < 300; i++)); do
+    if healthy; then
+      log "up in $((SECONDS - start)) s"
+      return 0
+    fi
+    alive || die "kube-router exited (log: $S/log/netpol.log): $(tail -n 3 "$S/log/netpol.log" 2>/dev/null)"
+    sleep 0.2
+  done
+  die "timed out waiting for kube-router (log: $S/log/netpol.log)"
+}
+
+cmd_down() {
+  [[ -d $S ]] || return 0
+  local f pid i bin
+  f=$(pid_file)
+  if [[ -f $f ]]; then
+    pid=$(cat "$f")
+    if alive; then
+      kill -TERM "$pid" 2>/dev/null || true
+      for ((i = 0; i < 50 && ${#pid}; i++)); do
+        [[ -d /proc/$pid ]] || break
+        sleep 0.1
+      done
+      if [[ -d /proc/$pid ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
+    fi
+    rm -f "$f"
+  fi
+  if [[ -d $N ]]; then
+    bin=$(bash "$here/netpol/build.sh" 2>/dev/null | tail -n1)/bin/kube-router
+    if [[ -x $bin ]]; then
+      "$bin" --cleanup-config --run-firewall=true --run-router=false --run-service-proxy=false \
+        >>"$S/log/netpol.log" 2>&1 9<&- 8<&- 7<&- || log "warning: kube-router --cleanup-config failed"
+    fi
+    destroy_new_sets
+    rm -rf "$N"
+  fi
+}
+
+# destroy_new_sets: kube-router's ipsets that were not there before up. A set
+# is destroyed only once no rule uses it: cluster.sh down removes the chains.
+destroy_new_sets() {
+  local set
+  command -v ipset >/dev/null || return 0
+  while IFS= read -r set; do
+    [[ -n $set ]] || continue
+    if [[ -f $N/sets-before ]] && grep -qxF -- "$set" "$N/sets-before"; then continue; fi
+    ipset destroy "$set" 2>/dev/null || log "warning: ipset $set is still in use"
+  done < <(ipset list -n 2>/dev/null | grep -E "$SET_PREFIXES" || true)
+}
+
+main "$@"

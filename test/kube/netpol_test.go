@@ -1,0 +1,106 @@
+package kube
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// NetworkPolicy in a tenant namespace: the cluster enforces policies
+// (hack/kube/netpol.sh, kube-router), so a namespace whose policy denies
+// every flow but DNS is what a shared cluster gives a tenant. There the
+// brokers cannot reach each other's TBON port and the instance never
+// forms: the start deadline must end it, truthfully, and a policy that
+// lets the instance's own pods reach that port, and only them, must be
+// enough for it to Complete.
+
+// brokerPort is the TBON port the render uses by default (setting port).
+const brokerPort = 8050
+
+// denyAllButDNS is a tenant namespace's baseline: no ingress, no egress
+// but DNS to the cluster's resolver.
+func denyAllButDNS(dns string) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: default-deny}
+spec:
+  podSelector: {}
+  policyTypes: [Ingress, Egress]
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: allow-dns}
+spec:
+  podSelector: {}
+  policyTypes: [Egress]
+  egress:
+    - to: [{ipBlock: {cidr: %s/32}}]
+      ports: [{protocol: UDP, port: 53}, {protocol: TCP, port: 53}]
+`, dns)
+}
+
+// instancePolicy lets the pods of one JobSet reach each other's TBON
+// port, in both directions, and nothing else.
+func instancePolicy(jobSet string) string {
+	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: %[1]s-flux-broker}
+spec:
+  podSelector: {matchLabels: {jobset.sigs.k8s.io/jobset-name: %[1]s}}
+  policyTypes: [Ingress, Egress]
+  ingress:
+    - from: [{podSelector: {matchLabels: {jobset.sigs.k8s.io/jobset-name: %[1]s}}}]
+      ports: [{protocol: TCP, port: %[2]d}]
+  egress:
+    - to: [{podSelector: {matchLabels: {jobset.sigs.k8s.io/jobset-name: %[1]s}}}]
+      ports: [{protocol: TCP, port: %[2]d}]
+`, jobSet, brokerPort)
+}
+
+// TestNetworkPolicyDefaultDeny: in a namespace that denies every flow but
+// DNS, an instance's brokers never connect, and the JobSet Fails once the
+// start-timeout passes, rank 0 naming the rank that never joined; with a
+// policy for the instance's own pods on the TBON port, the same JobSet
+// Completes.
+func TestNetworkPolicyDefaultDeny(t *testing.T) {
+	t.Parallel()
+	requireCluster(t)
+	dns := clusterDNS(t).server
+	const timeout = 30 * time.Second
+	groups := []group{{name: "w", replicas: 1, completions: 2}}
+	for _, c := range []struct {
+		name     string
+		policies func(jobSet string) string
+		want     string
+	}{
+		{"denied", func(string) string { return "" }, jobSetFailed},
+		{"instance-allowed", instancePolicy, jobSetCompleted},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			n := newNamespace(t, "netpol-"+c.name)
+			n.apply([]byte(denyAllButDNS(dns) + "---\n" + c.policies("np")))
+			start := time.Now()
+			n.apply(faultJobSet(t, "np", 1, map[string]string{"flux-framework.org/start-timeout": "30s"}, groups...))
+			state, msg, h := n.waitEnd("np", timeout+faultBound)
+			took := time.Since(start)
+			t.Logf("netpol: %s | %s after %.0f s from apply | %s", c.name, state, took.Seconds(), msg)
+			if state != c.want {
+				t.Fatalf("JobSet %q (%s), want %s", state, msg, c.want)
+			}
+			checkNoRetries(t, n, h, groups)
+			if c.want != jobSetFailed {
+				return
+			}
+			if took < timeout {
+				t.Errorf("Failed after %v, before the start-timeout", took)
+			}
+			leader := podOf(t, h.last, "w", 0)
+			log := n.logs(leader, "app")
+			if !strings.Contains(log, "did not form within start-timeout (30s)") || !strings.Contains(log, "rank 1 (np-w-0-1)") {
+				t.Errorf("%s's log does not name rank 1 as never joined:\n%s", leader, log)
+			}
+		})
+	}
+}
