@@ -25,8 +25,14 @@ GO_LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Integration test targets add themselves here from mk/*.mk.
 INTEGRATION_TESTS :=
 
-.PHONY: all build help test unit lint example expected clean system-deps
+.PHONY: all build help quickstart test unit lint example expected clean system-deps
 all: build
+
+## quickstart: from a fresh Debian machine (as root, Go 1.26): build, start the single-node cluster, run
+## examples/broker-tuning on it, print the leader's output and the JobSet's end, then how to look around
+## (hack/quickstart.sh). Re-run at will; the cluster stays up until make kube-down.
+quickstart:
+	bash hack/quickstart.sh
 
 ## help: list the targets below with what they do (from their ## comments, here and in mk/*.mk).
 help:

@@ -45,7 +45,9 @@ test-kube: build $(BIN)/kustomize
 # kube-session is test-kube's body, run under its lock. Other suites that
 # need the cluster add the name of a variable holding a shell command to
 # KUBE_SESSION_SUITES (mk/helm.mk): each runs after test/kube, in a
-# subshell, with KUBECONFIG and KUBECTL exported. A command, not a
+# subshell, with KUBECONFIG and KUBECTL exported. KUBE_SESSION_LOCK_HELD
+# tells hack/quickstart.sh (TestQuickstart) that its session lock is held
+# already, by this session. A command, not a
 # $(MAKE) call: make -n runs recipe lines that hold $(MAKE), and this
 # one starts the cluster.
 .PHONY: kube-session
@@ -54,6 +56,7 @@ kube-session:
 	$(KUBE_CLUSTER) up; \
 	eval "$$($(KUBE_CLUSTER) env)"; \
 	cd test/kube && \
+	  KUBE_SESSION_LOCK_HELD=$(KUBE_SESSION_LOCK) \
 	  KUBECONFIG=$$KUBECONFIG KUBECTL=$$KUBECTL JOBSET_FLUX_BIN=$(BIN)/jobset-flux \
 	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./... \
 	  $(foreach suite,$(KUBE_SESSION_SUITES),&& ($($(suite))))
