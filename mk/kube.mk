@@ -61,12 +61,11 @@ kube-session:
 	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./... \
 	  $(foreach suite,$(KUBE_SESSION_SUITES),&& ($($(suite))))
 
-# Out of make test: it adds about 95 s to the 15-minute budget of a warm
-# make test, and test-kube runs the same image-volume pods on this
-# containerd through the kubelet, in both view-mount modes. Run it when the
-# containerd build or its config changes. (It failed once, at 6ed03b0, with
-# no jobset-flux.test/pause:1 after its ctr import; it passed at 352a978
-# with the same layout: not reproduced.)
+# Out of make test: it would add to a warm make test's time budget, and
+# test-kube runs the same image-volume pods on this containerd through the
+# kubelet, in both view-mount modes. Run it when the containerd build or
+# its config changes. It once failed without a reproduction
+# (docs/contributing/measurements.md).
 
 .PHONY: test-kube-containerd
 ## test-kube-containerd: the cluster's containerd 2 runs Flux from a view image mounted as read-only image volume subPaths (its CRI, no Kubernetes).
