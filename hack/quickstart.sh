@@ -45,7 +45,6 @@ out=$repo/_out/quickstart
 log_lines='^(jobset-flux: |<[0-7]>)'
 
 log() { printf 'quickstart: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 main() {
   cd "$repo"
@@ -58,11 +57,10 @@ main() {
   eval "$(bash hack/kube/cluster.sh env)"
   local render
   render=$(render_example)
-  local applied=$SECONDS
   run_jobset "$render"
-  local end
+  local applied=$SECONDS end
   end=$(wait_for_end)
-  log "the JobSet ended $((SECONDS - applied)) s after it was applied ($((SECONDS - start)) s in all)"
+  log "waited $((SECONDS - applied)) s from the apply; $((SECONDS - start)) s in all"
   show_leader_output
   show_end "$end"
   show_next_steps "$render"
