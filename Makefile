@@ -25,8 +25,14 @@ GO_LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Integration test targets add themselves here from mk/*.mk.
 INTEGRATION_TESTS :=
 
-.PHONY: all build help test unit lint example expected clean system-deps
+.PHONY: all build help quickstart test unit lint example expected clean system-deps
 all: build
+
+## quickstart: from a fresh Debian machine (as root, Go 1.26): build, start the single-node cluster, run
+## examples/broker-tuning on it, print the leader's output and the JobSet's end, then how to look around
+## (hack/quickstart.sh). Re-run at will; the cluster stays up until make kube-down.
+quickstart:
+	bash hack/quickstart.sh
 
 ## help: list the targets below with what they do (from their ## comments, here and in mk/*.mk).
 help:
@@ -60,14 +66,15 @@ system-deps:
 	bash .ci/install-system-deps
 
 ## test: everything CI runs, from a fresh Debian machine (as root) on: two lanes at once, then test-flux and test-kube alone.
-# One after the other the targets left a 2-CPU machine idle a fifth of the
-# time (hack/cold-run.sh SERIAL=1: the image tests wait on the Docker
+# One after the other the targets left a 2-CPU machine idle for a good part
+# of the time (hack/cold-run.sh SERIAL=1: the image tests wait on the Docker
 # engine), so make test runs two lanes side by side: lint, unit, test-kpt
 # and test-apiserver (no Docker), and every other target but two. Then
 # test-flux and test-kube run alone, one after the other: their brokers
 # run under time limits, and a cluster's own CPU grows with its wall time
-# (run beside the lanes, test-kube took 917 s instead of 509, its API
-# server 154 CPU-s instead of 111). Each lane runs its targets in order;
+# (run beside the lanes, test-kube took much longer and its API server
+# used more CPU; docs/contributing/measurements.md has the figures). Each
+# lane runs its targets in order;
 # each target prints its output in one piece when it ends (-Otarget) and
 # a line "make test: TARGET ok in N s". Run one target alone: make TARGET.
 TEST_TARGETS = system-deps lint unit $(INTEGRATION_TESTS)

@@ -1,7 +1,8 @@
 # Argo CD config management plugin (deploy/argocd), tested against the real
 # argocd-cmp-server. The server is built from the wrapper module test/argocd,
 # which pins github.com/argoproj/argo-cd/v3 and repeats its replace directives.
-# A cold build downloads ~850 MB of modules and needs ~1.3 GB of memory.
+# A cold build downloads a large module graph and needs much memory
+# (docs/contributing/measurements.md).
 
 ARGOCD_MODULE := test/argocd
 

@@ -6,7 +6,7 @@
 # and the Kubeflow Trainer's Flux plugin, built from ../shared/anchors-src
 # and run out of cluster by hack/anchors/anchors.sh), plus one run each
 # whose command exits 3. docs/contributing/startup.md has the method;
-# docs/startup.md the figures, whose block this target rewrites.
+# docs/contributing/startup-figures.md the figures, whose block this target rewrites.
 #
 #   make kube-up                                   once: the cluster must be running
 #   make bench-kube                                everything (docs/contributing/startup.md says how long)
@@ -17,14 +17,14 @@ BENCH_KUBE_DIR ?= $(CURDIR)/_out/bench-kube
 BENCH_KUBE_SIZES ?= 3,8,16,32,64
 BENCH_KUBE_RUNS ?= 3
 BENCH_KUBE_ANCHORS ?= operator,trainer
-BENCH_KUBE_DOC ?= docs/startup.md
+BENCH_KUBE_DOC ?= docs/contributing/startup-figures.md
 BENCH_KUBE_FLAGS ?=
 BENCH_KUBE_CLUSTER := bash hack/kube/cluster.sh
 BENCH_KUBE_ANCHORS_SH := bash hack/anchors/anchors.sh
 
 .PHONY: bench-kube
 
-## bench-kube: time Flux start-up on the running test cluster beside its floors and the anchors; writes docs/startup.md.
+## bench-kube: time Flux start-up on the running test cluster beside its floors and the anchors; writes docs/contributing/startup-figures.md.
 # The cluster is used, never started or stopped here: other work may share
 # it. The anchors' managers are started for the run and stopped after it.
 bench-kube: build

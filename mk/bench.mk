@@ -6,7 +6,7 @@
 #   make bench                          full run (sizes 1k, 10k, 50k; memory lists); exits 1 when a target is missed
 #   make bench BENCH_SIZES=1000,10000   fewer sizes
 #   make bench BENCH_FLAGS='-only startup,jobset'
-#   make bench BENCH_FLAGS='-only memory'   peak RSS only (50k JobSets: ~4.3 GB, several minutes)
+#   make bench BENCH_FLAGS='-only memory'   peak RSS only (its 50k JobSets need several GB and minutes)
 #   make bench-go                       the in-process Go benchmarks
 
 BENCH_DIR ?= $(CURDIR)/_out/bench

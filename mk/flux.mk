@@ -2,11 +2,10 @@
 # JobSet shapes rendered by bin/jobset-flux and run on real flux-core and
 # flux-sched brokers, one simulated pod per network namespace
 # (test/flux/internal/kubelet). The Flux view comes from
-# hack/flux-view/build.sh: built from the source tarballs in FLUX_SRC (~30
-# minutes cold on 2 CPUs), then reused from ~/.cache/jobset-flux until the
-# tarballs or the script change; hack/flux-view/pmix.sh adds flux-pmix to
-# its full/ root as a layer cached on its own (about a minute cold). Needs
-# root.
+# hack/flux-view/build.sh: built from the source tarballs in FLUX_SRC (the
+# longest cold build of make test), then reused from ~/.cache/jobset-flux
+# until the tarballs or the script change; hack/flux-view/pmix.sh adds
+# flux-pmix to its full/ root as a layer cached on its own. Needs root.
 
 # The sources sit beside the repository (../shared/flux-src); a clone made
 # elsewhere on the project's machines finds them at /work/shared/flux-src.
@@ -16,7 +15,7 @@ INTEGRATION_TESTS += test-flux
 
 # TestExamples runs every example on stand-in images here; test/kube's
 # TestExamples runs each on the real cluster with the same checks, so make
-# test leaves this copy out (about 25 s of a warm run). Run it with
+# test leaves this copy out. Run it with
 # `make test-flux FLUX_TEST_FLAGS=-v`. -v: each test's time is in the log.
 FLUX_TEST_FLAGS ?= -v -skip '^TestExamples$$'
 

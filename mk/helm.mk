@@ -4,8 +4,8 @@
 # their Go modules at the versions test/helm/tools/helm{3,4}/go.mod pin
 # (hack/helm/build.sh), cached by content under
 # ~/.cache/jobset-flux/helm/<key>/ and copied into bin/helm3 and bin/helm4.
-# A cold build is heavy (two large Go programs, ~7 and ~13 min on 2 busy
-# cores): build.sh takes the machine's heavy-build lock for it.
+# A cold build is heavy (two large Go programs): build.sh takes the
+# machine's heavy-build lock for it.
 
 HELM_MOD := test/helm
 HELM_TOOLS := $(HELM_MOD)/tools

@@ -45,7 +45,9 @@ test-kube: build $(BIN)/kustomize
 # kube-session is test-kube's body, run under its lock. Other suites that
 # need the cluster add the name of a variable holding a shell command to
 # KUBE_SESSION_SUITES (mk/helm.mk): each runs after test/kube, in a
-# subshell, with KUBECONFIG and KUBECTL exported. A command, not a
+# subshell, with KUBECONFIG and KUBECTL exported. KUBE_SESSION_LOCK_HELD
+# tells hack/quickstart.sh (TestQuickstart) that its session lock is held
+# already, by this session. A command, not a
 # $(MAKE) call: make -n runs recipe lines that hold $(MAKE), and this
 # one starts the cluster.
 .PHONY: kube-session
@@ -54,16 +56,16 @@ kube-session:
 	$(KUBE_CLUSTER) up; \
 	eval "$$($(KUBE_CLUSTER) env)"; \
 	cd test/kube && \
+	  KUBE_SESSION_LOCK_HELD=$(KUBE_SESSION_LOCK) \
 	  KUBECONFIG=$$KUBECONFIG KUBECTL=$$KUBECTL JOBSET_FLUX_BIN=$(BIN)/jobset-flux \
 	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./... \
 	  $(foreach suite,$(KUBE_SESSION_SUITES),&& ($($(suite))))
 
-# Out of make test: it adds about 95 s to the 15-minute budget of a warm
-# make test, and test-kube runs the same image-volume pods on this
-# containerd through the kubelet, in both view-mount modes. Run it when the
-# containerd build or its config changes. (It failed once, at 6ed03b0, with
-# no jobset-flux.test/pause:1 after its ctr import; it passed at 352a978
-# with the same layout: not reproduced.)
+# Out of make test: it would add to a warm make test's time budget, and
+# test-kube runs the same image-volume pods on this containerd through the
+# kubelet, in both view-mount modes. Run it when the containerd build or
+# its config changes. It once failed without a reproduction
+# (docs/contributing/measurements.md).
 
 .PHONY: test-kube-containerd
 ## test-kube-containerd: the cluster's containerd 2 runs Flux from a view image mounted as read-only image volume subPaths (its CRI, no Kubernetes).

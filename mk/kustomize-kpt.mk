@@ -17,7 +17,7 @@ INTEGRATION_TESTS += test-kpt
 
 .PHONY: test-kpt kpt-expected
 
-# ~6 min cold (62 MB binary), nothing when test/kpt's go.mod, go.sum and
+# Slow cold (a large binary), nothing when test/kpt's go.mod, go.sum and
 # cmd/kpt are unchanged.
 $(BIN)/kpt: $(KPT_MOD)/go.mod $(KPT_MOD)/go.sum $(KPT_MOD)/cmd/kpt/main.go
 	cd $(KPT_MOD) && CGO_ENABLED=0 go build -o $@ ./cmd/kpt
