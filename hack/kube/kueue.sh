@@ -3,7 +3,7 @@
 # test cluster of hack/kube/cluster.sh, run like the JobSet controller: a host
 # process with the admin kubeconfig, its webhooks served on 127.0.0.1 and
 # registered by clientConfig.url, its CRDs from the same module. See
-# docs/user/kueue.md.
+# docs/user/kueue.md (for users) and docs/contributing/kueue.md (the tests).
 #
 # Usage: hack/kube/kueue.sh build|up|down|status
 #   build   build or reuse the binary and CRDs (hack/kube/kueue/build.sh);

@@ -16,7 +16,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
-// Kueue on the test cluster (hack/kube/kueue.sh, docs/user/kueue.md): each test
+// Kueue on the test cluster (hack/kube/kueue.sh, docs/contributing/kueue.md): each test
 // makes its own ResourceFlavor, ClusterQueue (selecting only its own
 // namespace) and LocalQueue, and queues rendered JobSets in it with the
 // label a user writes.
@@ -305,7 +305,7 @@ func podsOf(s *snapshot, jobSet string) []object {
 
 // kueueEvents logs the Workloads' and JobSets' events in time order: the
 // admission, preemption and requeue sequence as the cluster recorded it
-// (docs/user/kueue.md quotes them).
+// (docs/contributing/kueue.md quotes them).
 func (n *namespace) kueueEvents() {
 	n.t.Helper()
 	out, err := n.run(nil, "get", "events", "-o", "json")

@@ -8,7 +8,7 @@
 #   JOBSET_FLUX_CACHE (default ~/.cache/jobset-flux) holds the result under
 #   kueue/<key>/, where <key> hashes go.mod, go.sum, this script and the Go
 #   version: a second run only prints the path. KUBE_BUILD_JOBS (default 2)
-#   is passed to go build -p. See docs/user/kueue.md for the cold build time.
+#   is passed to go build -p. docs/contributing/measurements.md has the cold build time.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -14,7 +14,7 @@
 // broker's log), none from a polling interval; the machine is one node,
 // so all clocks are the same clock.
 //
-//	startbench -fn bin/jobset-flux [-sizes 3,8] [-runs 3] [-doc docs/contributing/startup.md]
+//	startbench -fn bin/jobset-flux [-sizes 3,8] [-runs 3] [-doc docs/contributing/startup-figures.md]
 package main
 
 import (

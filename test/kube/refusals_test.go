@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// Issue 31 (hostile wave 4) on the real cluster: each test applies the
+// Refusals proven on the real cluster: each test applies the
 // unsafe variant directly (the render's output with the one field the
 // function now refuses or fixes put back), shows what the JobSet
 // controller and Flux make of it within a bounded wait, and checks that
 // the render now refuses or fixes the input.
 
-// TestWave4SuccessPolicyWorkers: class 3. A successPolicy targeting only
+// TestRefusedSuccessPolicyWorkers: a successPolicy targeting only
 // the followers' replicatedJob ends the JobSet Completed while rank 0's
 // command exited 3: the followers exit 0 once the instance ends, however
 // it ended. The render refuses it at spec.successPolicy.
-func TestWave4SuccessPolicyWorkers(t *testing.T) {
+func TestRefusedSuccessPolicyWorkers(t *testing.T) {
 	t.Parallel()
 	requireCluster(t)
 	policy := map[string]any{"operator": "All", "targetReplicatedJobs": []any{"workers"}}
@@ -59,12 +59,12 @@ func TestWave4SuccessPolicyWorkers(t *testing.T) {
 	}
 }
 
-// TestWave4TimeLimitSeconds: class 1. flux run -t 20 is twenty minutes
+// TestRefusedTimeLimitSeconds: flux run -t 20 is twenty minutes
 // (flux-core's CLI), so a job that sleeps 45 s completes under it; the
 // render now writes time-limit "20" as -t 20s, and Flux kills the job at
 // 20 s: the leader exits non-zero and the JobSet fails well before 45 s
 // of job time.
-func TestWave4TimeLimitSeconds(t *testing.T) {
+func TestRefusedTimeLimitSeconds(t *testing.T) {
 	t.Parallel()
 	requireCluster(t)
 	input := jobSet(t, "tl", map[string]string{"flux-framework.org/time-limit": "20"}, []string{"bash", "-c", "sleep 45; echo done"},
@@ -107,12 +107,12 @@ func TestWave4TimeLimitSeconds(t *testing.T) {
 	})
 }
 
-// TestWave4SubdomainService: class 3. A Service that already has the
+// TestRefusedSubdomainService: a Service that already has the
 // pods' subdomain's name is reused by the JobSet controller as it is:
 // its selector is not this JobSet's pods, so the peers' names
 // <hostname>.<subdomain> never resolve and the instance never forms. The
 // render refuses the JobSet beside such a Service.
-func TestWave4SubdomainService(t *testing.T) {
+func TestRefusedSubdomainService(t *testing.T) {
 	t.Parallel()
 	requireCluster(t)
 	const service = `apiVersion: v1
