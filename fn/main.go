@@ -333,16 +333,7 @@ func renderStandalone(proc *transform.Processor, rl *fn.ResourceList, verbose bo
 	if code := reportOutcome(stderr, rl.Results, 0, verbose, ok, err); code != exitOK {
 		return code
 	}
-	for i, item := range rl.Items {
-		if i > 0 {
-			io.WriteString(stdout, "---\n")
-		}
-		if _, err := stdout.Write(item.Bytes()); err != nil {
-			fmt.Fprintf(stderr, "jobset-flux: writing stdout: %v\n", err)
-			return exitProblem
-		}
-	}
-	return exitOK
+	return writeStream(stdout, stderr, rl.Items)
 }
 
 // standaloneList is the empty list of a standalone render, with the

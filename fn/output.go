@@ -18,11 +18,7 @@ import (
 // only stderr can say it.
 func writeList(stdout, stderr io.Writer, sink resourcelist.Sink, out rendered) (code int, written bool) {
 	cw := &countingWriter{w: stdout}
-	w := bufio.NewWriterSize(cw, 1<<16)
-	err := sink.Write(w, out.fc, out.results)
-	if err == nil {
-		err = w.Flush()
-	}
+	err := buffered(cw, func(w io.Writer) error { return sink.Write(w, out.fc, out.results) })
 	switch {
 	case err == nil:
 		return 0, true
@@ -44,15 +40,21 @@ func writeFailed(stdout, stderr io.Writer, out rendered, err error) int {
 		FunctionConfig: out.fc,
 		Results:        append(slices.Clip(out.results), &fn.Result{Message: msg, Severity: fn.Error}),
 	}
-	w := bufio.NewWriterSize(stdout, 1<<16)
-	werr := resourcelist.Write(w, failed)
-	if werr == nil {
-		werr = w.Flush()
-	}
-	if werr != nil {
+	if werr := buffered(stdout, func(w io.Writer) error { return resourcelist.Write(w, failed) }); werr != nil {
 		fmt.Fprintf(stderr, "jobset-flux: writing the ResourceList: %v\n", werr)
 	}
 	return exitProblem
+}
+
+// buffered runs write on a buffer in front of w, and flushes it: the
+// pieces of the output are small, and stdout takes a system call for
+// each write.
+func buffered(w io.Writer, write func(io.Writer) error) error {
+	b := bufio.NewWriterSize(w, 1<<16)
+	if err := write(b); err != nil {
+		return err
+	}
+	return b.Flush()
 }
 
 // countingWriter counts the bytes that reached w.
@@ -65,4 +67,15 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
+}
+
+// writeStream writes the items of a standalone render as a plain YAML
+// stream, in their order. An item that cannot be encoded fails the run
+// before a byte is written, as a write that fails does after.
+func writeStream(stdout, stderr io.Writer, items fn.KubeObjects) int {
+	if err := buffered(stdout, func(w io.Writer) error { return resourcelist.WriteStream(w, items) }); err != nil {
+		fmt.Fprintf(stderr, "jobset-flux: writing stdout: %v\n", err)
+		return exitProblem
+	}
+	return exitOK
 }
