@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -155,4 +157,52 @@ func TestFlagAfterInput(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and that flags go before the inputs, naming %s", args, code, stderr, exitUsage, flag)
 		}
 	}
+}
+
+// TestFlagsKeepKRMMode: a ResourceList on stdin is answered as a
+// ResourceList (its functionConfig read, results written), whatever
+// flags are given; --config, which is for plain YAML, is a usage error.
+func TestFlagsKeepKRMMode(t *testing.T) {
+	dir := t.TempDir()
+	seedFile := filepath.Join(dir, "seed")
+	if err := os.WriteFile(seedFile, []byte(testSeed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(goodJobSet) +
+		functionConfig("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: \"9000\"}\n")
+	for _, args := range [][]string{nil, {"--key-seed-file", seedFile}, {"-v"}, {"-v", "--key-seed-file", seedFile}} {
+		t.Run(strings.Join(append([]string{"args"}, args...), " "), func(t *testing.T) {
+			os.Unsetenv(transform.SeedEnv)
+			code, out, stderr := runWithin(t, 30*time.Second, args, in)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			rl, err := fn.ParseResourceList([]byte(out))
+			if err != nil {
+				t.Fatalf("the output is not a ResourceList: %v\n%s", err, out)
+			}
+			var cm *fn.KubeObject
+			for _, it := range rl.Items {
+				if it.GetKind() == "ConfigMap" && it.GetName() == "good-flux-entrypoint" {
+					cm = it
+				}
+			}
+			if cm == nil || !strings.Contains(cm.String(), "9000") {
+				t.Errorf("the functionConfig (port 9000) was not applied:\n%s", out)
+			}
+			if len(rl.Results) == 0 {
+				t.Errorf("no results")
+			}
+		})
+	}
+	t.Run("--config with a ResourceList", func(t *testing.T) {
+		cfg := filepath.Join(dir, "cfg.yaml")
+		if err := os.WriteFile(cfg, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := runWithin(t, 30*time.Second, []string{"--config", cfg}, in)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "carries its own functionConfig") {
+			t.Errorf("exit %d, stderr %q, %d bytes out; want a usage error", code, stderr, len(out))
+		}
+	})
 }
