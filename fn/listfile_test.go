@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 )
 
 // Issue 19, class 6: a ResourceList read from a file is answered exactly
@@ -104,6 +107,31 @@ func TestResourceListFileAlone(t *testing.T) {
 			code, out, stderr := runFn(t, tc.args, "")
 			if code != exitUsage || out != "" || !strings.Contains(stderr, tc.phrase) {
 				t.Errorf("exit %d, %d bytes out, stderr %q; want exit %d and %q", code, len(out), stderr, exitUsage, tc.phrase)
+			}
+		})
+	}
+}
+
+// TestCataloguesFromFileAsStdin: every hostile case, read from a file,
+// gives the same exit code, stdout and stderr as on stdin (an input whose
+// first document is not a ResourceList is plain YAML in a file, rendered
+// as such: those are skipped).
+func TestCataloguesFromFileAsStdin(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range append(catalogue(t), brokerCatalogue(t)...) {
+		in := c.input(t)
+		if !resourcelist.IsResourceList([]byte(in)) {
+			continue // plain YAML in a file: rendered as such, by design
+		}
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(dir, fmt.Sprintf("case-%03d.yaml", i))
+			if err := os.WriteFile(file, []byte(in), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := runFn(t, nil, in)
+			fcode, fout, ferrs := runFn(t, []string{file}, "")
+			if fcode != code || fout != out || ferrs != errs {
+				t.Errorf("from the file: exit %d, %d bytes, stderr %q\nfrom stdin:    exit %d, %d bytes, stderr %q", fcode, len(fout), ferrs, code, len(out), errs)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
@@ -75,18 +76,25 @@ func runWith(mem memory, args []string, stdin io.Reader, stdout, stderr io.Write
 	if len(opts.paths) > 0 {
 		return runFiles(proc, opts, stdout, stderr)
 	}
-	// No files: the input is on stdin. Only what it holds decides the
-	// mode: a flag such as --key-seed-file (kpt fn eval --exec "jobset-flux
-	// --key-seed-file F") must not turn a ResourceList into plain YAML
-	// whose functionConfig is ignored and whose results are lost.
 	in, code := readStdin(stdin, opts, stderr)
 	if code >= 0 {
 		return code
 	}
-	if opts.configFile == "" && !opts.verbose || resourcelist.IsResourceList(in) {
-		return runList(proc, opts, "on stdin", in, stdout, stderr)
+	if stdinIsPlainYAML(opts, in) {
+		return runStandalone(proc, opts, in, stdout, stderr)
 	}
-	return runStandalone(proc, opts, in, stdout, stderr)
+	return runList(proc, opts, "on stdin", in, stdout, stderr)
+}
+
+// stdinIsPlainYAML reports whether stdin, given without "-" or files,
+// is rendered as plain YAML. kustomize and kpt send a ResourceList there,
+// with whatever flags their users pass (kpt fn eval --exec "jobset-flux
+// --key-seed-file F"): a ResourceList is answered as one whatever the
+// flags, and anything else is refused as not one, unless --config, the
+// one flag that belongs to plain YAML only, says it is plain YAML. -v and
+// --key-seed-file belong to every mode and say nothing of the input.
+func stdinIsPlainYAML(opts options, in []byte) bool {
+	return opts.configFile != "" && !resourcelist.IsResourceList(in)
 }
 
 // runList answers a ResourceList, from stdin or from the one file given,
@@ -134,6 +142,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 		return opts, exitUsage
 	}
 	opts.paths = flags.Args()
+	if misplaced := flagAmong(flags, opts.paths); misplaced != "" {
+		fmt.Fprintf(stderr, "jobset-flux: %s is after an input: flags go before \"-\" and the files (the flags end at the first argument that is not a flag, so %s was taken for a file name)\n", misplaced, misplaced)
+		return opts, exitUsage
+	}
 	limit, err := inputLimit(*maxInput)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobset-flux: %v\n", err)
@@ -141,6 +153,22 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	}
 	opts.maxInput = limit
 	return opts, -1
+}
+
+// flagAmong returns the first of paths that names a flag of flags
+// (-v, --config, --max-input=1Mi), or "".
+func flagAmong(flags *flag.FlagSet, paths []string) string {
+	for _, p := range paths {
+		name, ok := strings.CutPrefix(p, "-")
+		if !ok || name == "" {
+			continue
+		}
+		name, _, _ = strings.Cut(strings.TrimPrefix(name, "-"), "=")
+		if flags.Lookup(name) != nil {
+			return p
+		}
+	}
+	return ""
 }
 
 // runKRM is the KRM function protocol: the ResourceList, with results, is
@@ -305,16 +333,7 @@ func renderStandalone(proc *transform.Processor, rl *fn.ResourceList, verbose bo
 	if code := reportOutcome(stderr, rl.Results, 0, verbose, ok, err); code != exitOK {
 		return code
 	}
-	for i, item := range rl.Items {
-		if i > 0 {
-			io.WriteString(stdout, "---\n")
-		}
-		if _, err := stdout.Write(item.Bytes()); err != nil {
-			fmt.Fprintf(stderr, "jobset-flux: writing stdout: %v\n", err)
-			return exitProblem
-		}
-	}
-	return exitOK
+	return writeStream(stdout, stderr, rl.Items)
 }
 
 // standaloneList is the empty list of a standalone render, with the

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -654,6 +657,45 @@ func TestHostileCatalogue(t *testing.T) {
 	}
 }
 
+// brokerCatalogue is the hostile cases of broker attributes: every
+// attribute that bootstrap, ranks or the instance's paths depend on,
+// from a JobSet and from the function config, an unknown one, and one
+// that the typed config cannot set either.
+func brokerCatalogue(t *testing.T) []hostileCase {
+	var cases []hostileCase
+	for _, name := range slices.Sorted(maps.Keys(settings.RefusedBrokerAttributes)) {
+		attr := strings.Replace(name, "*", "x", 1)
+		cases = append(cases,
+			hostileCase{name: "broker attribute " + attr, ann: map[string]string{"flux-framework.org/broker-attributes": "broker.quorum=1 " + attr + "=node-0"},
+				exit: 1, scope: scopeJobSet, field: ann("broker-attributes"), phrase: "attribute " + attr + " cannot be set"},
+			hostileCase{name: "broker attribute " + attr + " in the config", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {broker-attributes: \"" + attr + "=1\"}\n",
+				exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.broker-attributes", phrase: settings.RefusedBrokerAttributes[name][:30]})
+	}
+	return append(cases,
+		hostileCase{name: "unknown broker attribute", ann: map[string]string{"flux-framework.org/broker-attributes": "broker.qourum=2"},
+			exit: 1, scope: scopeJobSet, field: ann("broker-attributes"), phrase: "did you mean broker.quorum?"},
+		hostileCase{name: "hostname in typed config", config: "apiVersion: fn.flux-framework.org/v1alpha1\nkind: JobSetFlux\nmetadata: {name: flux}\nspec: {brokerAttributes: [hostname=a]}\n",
+			exit: 1, scope: scopeConfig, kind: "JobSetFlux", ref: "flux", field: "spec.brokerAttributes", phrase: "same rank"},
+	)
+}
+
+// TestBrokerCatalogue: each refused broker attribute is an error result
+// on the field that set it, and leaves the rest of the list as
+// TestHostileCatalogue's cases do.
+func TestBrokerCatalogue(t *testing.T) {
+	for _, c := range brokerCatalogue(t) {
+		t.Run(c.name, func(t *testing.T) {
+			in := c.input(t)
+			code, stdout, stderr := runFn(t, nil, in)
+			if code != c.exit {
+				t.Fatalf("exit code %d, want %d\nstderr:\n%s", code, c.exit, stderr)
+			}
+			checkErrorResult(t, c, stdout, stderr)
+			checkUntouched(t, c, in, stdout)
+		})
+	}
+}
+
 // checkErrorResult finds the error result the case expects, in the
 // output's results and on stderr.
 func checkErrorResult(t *testing.T, c hostileCase, stdout, stderr string) {
@@ -815,6 +857,91 @@ func TestStandaloneHostile(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tc.phrase, stderr)
 			}
 		})
+	}
+}
+
+// listDoc is goodJobSet inside a v1 List.
+func listDoc() string {
+	return "apiVersion: v1\nkind: List\nitems:\n" + indentItem(goodJobSet)
+}
+
+// TestV1ListRenderedOrRefused: a JobSet inside a v1 List is rendered in
+// plain-file mode (kyaml's reader unwraps the List) as goodJobSet renders
+// on its own; in KRM mode, where the List is one item, it is refused with
+// exit 1 instead of passing unrendered.
+func TestV1ListRenderedOrRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "list.yaml")
+	if err := os.WriteFile(path, []byte(listDoc()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, plain, stderr := runFn(t, []string{path}, "")
+	if code != exitOK {
+		t.Fatalf("plain-file mode: exit %d: %s", code, stderr)
+	}
+	// KRM mode refuses it (exit 1, naming the field and the fix) rather
+	// than passing it unrendered with exit 0.
+	code, _, stderr = runFn(t, nil, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"+indentItem(listDoc()))
+	if code != exitFailed || !strings.Contains(stderr, "items: holds the JobSet") {
+		t.Fatalf("KRM mode: exit %d, want %d and the List refused: %s", code, exitFailed, stderr)
+	}
+	_, bare, _ := runFn(t, nil, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"+indentItem(goodJobSet))
+	want := jobSetOf(t, bare, true)
+	if got := jobSetOf(t, plain, false); got != want {
+		t.Errorf("plain-file mode rendered the List's JobSet as\n%s\nwant\n%s", got, want)
+	}
+}
+
+// jobSetOf returns the JobSet "good" of an output, as YAML.
+func jobSetOf(t *testing.T, out string, list bool) string {
+	t.Helper()
+	var docs []*yaml.RNode
+	if list {
+		rl, err := yaml.Parse(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := rl.Pipe(yaml.Lookup("items"))
+		if err != nil || items == nil {
+			t.Fatalf("no items: %v", err)
+		}
+		docs, _ = items.Elements()
+	} else {
+		for _, d := range strings.Split(out, "\n---\n") {
+			n, err := yaml.Parse(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, n)
+		}
+	}
+	for _, d := range docs {
+		if d.GetKind() == "JobSet" && d.GetName() == "good" {
+			return d.MustString()
+		}
+	}
+	t.Fatalf("no JobSet good in:\n%s", out)
+	return ""
+}
+
+// TestNoCommandWarns: a container with neither command nor args makes
+// the instance interactive with a warning printed without -v;
+// interactive: "true" says it is meant, and silences it.
+func TestNoCommandWarns(t *testing.T) {
+	noCommand := strings.Replace(goodJobSet, `              command: [sh, -c, "echo hello"]`+"\n", "", 1)
+	path := filepath.Join(t.TempDir(), "js.yaml")
+	if err := os.WriteFile(path, []byte(noCommand), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runFn(t, []string{path}, "")
+	if code != exitOK || !strings.Contains(stderr, "[warning]") || !strings.Contains(stderr, "has no command or args, so the Flux instance is interactive") {
+		t.Errorf("exit %d, stderr %q; want exit 0 and the warning without -v", code, stderr)
+	}
+	meant := strings.Replace(noCommand, `    flux-framework.org/enabled: "true"`, `    flux-framework.org/enabled: "true"`+"\n"+`    flux-framework.org/interactive: "true"`, 1)
+	if err := os.WriteFile(path, []byte(meant), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runFn(t, []string{path}, ""); code != exitOK || strings.Contains(stderr, "interactive") {
+		t.Errorf("interactive set: exit %d, stderr %q; want exit 0 and no word of it", code, stderr)
 	}
 }
 
@@ -1127,54 +1254,6 @@ func TestSeedAndInputFiles(t *testing.T) {
 		code, _, stderr := runWithin(t, 10*time.Second, []string{"--key-seed-file", write("seed", []byte(testSeed+"\n"))}, empty)
 		if code != exitOK {
 			t.Errorf("exit %d: %s", code, stderr)
-		}
-	})
-}
-
-// Issue 14, point 8: only file arguments select standalone mode. A
-// ResourceList on stdin is answered as a ResourceList (its functionConfig
-// read, results written), whatever flags are given.
-func TestFlagsKeepKRMMode(t *testing.T) {
-	dir := t.TempDir()
-	seedFile := filepath.Join(dir, "seed")
-	if err := os.WriteFile(seedFile, []byte(testSeed), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(goodJobSet) +
-		functionConfig("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: \"9000\"}\n")
-	for _, args := range [][]string{nil, {"--key-seed-file", seedFile}, {"-v"}, {"-v", "--key-seed-file", seedFile}} {
-		t.Run(strings.Join(append([]string{"args"}, args...), " "), func(t *testing.T) {
-			os.Unsetenv(transform.SeedEnv)
-			code, out, stderr := runWithin(t, 30*time.Second, args, in)
-			if code != exitOK {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			rl, err := fn.ParseResourceList([]byte(out))
-			if err != nil {
-				t.Fatalf("the output is not a ResourceList: %v\n%s", err, out)
-			}
-			var cm *fn.KubeObject
-			for _, it := range rl.Items {
-				if it.GetKind() == "ConfigMap" && it.GetName() == "good-flux-entrypoint" {
-					cm = it
-				}
-			}
-			if cm == nil || !strings.Contains(cm.String(), "9000") {
-				t.Errorf("the functionConfig (port 9000) was not applied:\n%s", out)
-			}
-			if len(rl.Results) == 0 {
-				t.Errorf("no results")
-			}
-		})
-	}
-	t.Run("--config with a ResourceList", func(t *testing.T) {
-		cfg := filepath.Join(dir, "cfg.yaml")
-		if err := os.WriteFile(cfg, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: f}\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		code, out, stderr := runWithin(t, 30*time.Second, []string{"--config", cfg}, in)
-		if code != exitUsage || out != "" || !strings.Contains(stderr, "carries its own functionConfig") {
-			t.Errorf("exit %d, stderr %q, %d bytes out; want a usage error", code, stderr, len(out))
 		}
 	})
 }

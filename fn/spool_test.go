@@ -25,7 +25,7 @@ func spoolFrom(n, stream int) memory {
 // catalogues gives the same exit code, stdout and stderr with the text
 // spooled as in memory, read whole and streamed.
 func TestSpoolCataloguesSameAsMemory(t *testing.T) {
-	cases := append(catalogue(t), catalogue19c(t)...)
+	cases := append(catalogue(t), brokerCatalogue(t)...)
 	for _, stream := range []int{100 << 20, 0} {
 		for _, c := range cases {
 			in := c.input(t)

@@ -23,8 +23,8 @@ func namesStdin(paths []string) bool {
 // runStdinPath renders the plain multi-document YAML stream on stdin as
 // a file given by name would be: the same --config, key seed, errors
 // and exit codes (runFiles). Without "-", stdin is plain YAML only when
-// a flag says so (run), because kustomize and kpt send a ResourceList
-// there; "-" says it outright, so a stream of plain objects is never
+// --config says so (stdinIsPlainYAML), because kustomize and kpt send a
+// ResourceList there; "-" says it outright, so a stream of plain objects is never
 // read as a ResourceList that is not one. A ResourceList on "-" is
 // answered as that list in a file would be, with its own config.
 func runStdinPath(proc *transform.Processor, opts options, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -17,7 +17,7 @@ func TestStreamCataloguesSameAsWhole(t *testing.T) {
 	stream, whole := defaultMemory(), defaultMemory()
 	stream.streamFrom = 0
 	whole.streamFrom, whole.streamJobSetsFrom = 1<<40, 1<<40
-	cases := append(catalogue(t), catalogue19c(t)...)
+	cases := append(catalogue(t), brokerCatalogue(t)...)
 	streamable := 0
 	for _, c := range cases {
 		in := c.input(t)

@@ -1,5 +1,7 @@
-// Writing a ResourceList: the same bytes as the SDK's ResourceList.ToYAML,
-// at a fraction of its time and memory.
+// Encoding: the text each item, the functionConfig and the results take
+// in the output, the same bytes as the SDK's ResourceList.ToYAML (or
+// KubeObject.String, in a plain YAML stream) at a fraction of its time
+// and memory; write.go puts the pieces together.
 //
 // ToYAML encodes the whole list as one YAML document, and go-yaml's
 // emitter keeps every event of a document until the document ends: for a
@@ -7,17 +9,17 @@
 // grow with all N. Encoding each item on its own, in the place it takes in
 // the list, bounds that queue by the largest item, so memory follows the
 // largest item rather than the whole list (measurements in
-// docs/contributing/performance.md, "What made it fast", 1).
+// docs/contributing/performance.md, "What made it fast", 1). Every piece
+// is encoded by the SDK inside a list that holds only that piece, so it
+// takes the same column and context as in the whole list and comes out
+// the same; only the shared header is cut off.
 
 package resourcelist
 
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -31,107 +33,78 @@ const header = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 // in column 0 (kyaml's compact sequence style).
 const itemsKey = "items:\n"
 
-// sortItems puts items in the order ToYAML writes them (apiVersion, kind,
-// namespace, name), keeping the input order of items that tie. Each key
-// is computed once: the SDK's sort computes both keys on every
-// comparison, which grows slow with large lists (docs/contributing/performance.md).
-func sortItems(items fn.KubeObjects) {
-	records := make([]*Record, len(items))
-	for i, it := range items {
-		records[i] = &Record{APIVersion: it.GetAPIVersion(), Kind: it.GetKind(), Namespace: it.GetNamespace(), Name: it.GetName()}
-	}
-	sorted := make(fn.KubeObjects, 0, len(items))
-	for _, i := range sortedPositions(records) {
-		sorted = append(sorted, items[i])
-	}
-	copy(items, sorted)
-}
+// framing is how an item's text stands in the output.
+type framing int
 
-// Encode returns rl as YAML, with the bytes of rl.ToYAML: like ToYAML it
-// first sorts rl.Items in place (apiVersion, kind, namespace, name; ties
-// keep their order).
-//
-// Every piece is encoded by the SDK inside a list that holds only that
-// piece, so it takes the same column and context as in the whole list
-// and comes out the same; only the shared header is cut off. Items are
-// encoded on all CPUs: encoding only reads the nodes, and an alias to
-// another item's anchor is written by name.
-//
-// One difference is deliberate: an item whose text ends in a comment is
-// followed by a blank line (itemBytes), so that every YAML reader (kpt's,
-// and this function's next run) attaches the comment where it was.
-func Encode(rl *fn.ResourceList) ([]byte, error) {
-	sortItems(rl.Items)
-	return encode(rl, true)
-}
+const (
+	// listEntry is an entry of a ResourceList's items, as the SDK's
+	// ToYAML writes it, without the items key. One difference is
+	// deliberate: when the text ends in a comment (a foot comment on the
+	// item's last line), a blank line follows it. yaml.v3 attaches a
+	// comment that is followed at once by the next item to the deepest
+	// node before it, whatever its indentation, and one followed by a
+	// blank line to the node of its own column (the node it was read
+	// from), so without the line a comment at the end of a kpt package
+	// file moved into the last field the function wrote, and kpt, which
+	// copies comments back from its own reading of the file, wrote it a
+	// second time.
+	listEntry framing = iota
+	// sdkListEntry is listEntry without the blank line: exactly ToYAML's
+	// bytes, which the tests compare with.
+	sdkListEntry
+	// document is a document of a plain YAML stream, as the SDK's
+	// KubeObject.String writes it.
+	document
+)
 
-// encode is Encode; without separate, the bytes are exactly ToYAML's.
-func encode(rl *fn.ResourceList, separate bool) ([]byte, error) {
-	pieces := make([][]byte, len(rl.Items), len(rl.Items)+2)
-	errs := make([]error, len(rl.Items))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(rl.Items)) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(rl.Items); i = int(next.Add(1)) - 1 {
-				// An item's nodes are its own (Parse copied the aliases
-				// across items), so this edit stays in its goroutine.
-				yamltree.SafeBlockStyles(nodeOf(rl.Items[i]))
-				pieces[i], errs[i] = itemBytes(rl.Items[i], separate)
-				if i > 0 && errs[i] == nil {
-					pieces[i] = pieces[i][len(itemsKey):]
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("items[%d] (%s %s): %w", i, rl.Items[i].GetKind(), rl.Items[i].GetName(), err)
+// encodeItem is an item's text in the output, framed by f: the one
+// place where an item becomes bytes, on every path that writes one. Its
+// tree is made safe first (safeNode), so obj's nodes are edited.
+func encodeItem(obj *fn.KubeObject, f framing) ([]byte, error) {
+	n := safeNode(obj)
+	if f == document {
+		var b bytes.Buffer
+		if err := yaml.NewEncoder(&b).Encode(n); err != nil {
+			return nil, err
 		}
+		return b.Bytes(), nil
 	}
-	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
-		yamltree.SafeBlockStyles(nodeOf(rl.FunctionConfig))
-		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
-		if err != nil {
-			return nil, fmt.Errorf("functionConfig: %w", err)
-		}
-		pieces = append(pieces, b)
-	}
-	if len(rl.Results) > 0 {
-		b, err := resultsPiece(rl.Results)
-		if err != nil {
-			return nil, fmt.Errorf("results: %w", err)
-		}
-		pieces = append(pieces, b)
-	}
-	size := len(header)
-	for _, p := range pieces {
-		size += len(p)
-	}
-	out := make([]byte, 0, size)
-	out = append(out, header...)
-	for _, p := range pieces {
-		out = append(out, p...)
-	}
-	return out, nil
-}
-
-// itemBytes encodes obj as the only item of a list, the items key
-// included. When separate is set and the text ends in a comment (a foot
-// comment on the item's last line), a blank line follows it: yaml.v3
-// attaches a comment that is followed at once by the next item to the
-// deepest node before it, whatever its indentation, and one followed by
-// a blank line to the node of its own column (the node it was read from),
-// so without the line a comment at the end of a kpt package file moved
-// into the last field the function wrote, and kpt, which copies comments
-// back from its own reading of the file, wrote it a second time.
-func itemBytes(obj *fn.KubeObject, separate bool) ([]byte, error) {
 	b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{obj}, FunctionConfig: fn.NewEmptyKubeObject()})
-	if err != nil || !separate || !endsInComment(nodeOf(obj)) {
-		return b, err
+	if err != nil {
+		return nil, err
 	}
-	return append(separateComments(b, trailingCommentLines(nodeOf(obj))), '\n'), nil
+	b = b[len(itemsKey):]
+	if f == listEntry && endsInComment(n) {
+		return append(separateComments(b, trailingCommentLines(n)), '\n'), nil
+	}
+	// A copy of exactly its length: the encoder's buffer has grown by
+	// doubling, and would keep up to twice the text alive while the
+	// piece waits to be written.
+	return bytes.Clone(b), nil
+}
+
+// safeNode returns obj's node with every block scalar that no reader
+// could read back written double-quoted instead
+// (yamltree.SafeBlockStyles): whatever the function was handed or
+// made, what it writes reads back as the same text.
+func safeNode(obj *fn.KubeObject) *yaml.Node {
+	n := nodeOf(obj)
+	yamltree.SafeBlockStyles(n)
+	return n
+}
+
+// encodeConfig is the functionConfig's text in a ResourceList, made
+// safe as an item's is; nil when there is none.
+func encodeConfig(fc *fn.KubeObject) ([]byte, error) {
+	if fc == nil || fc.IsEmpty() {
+		return nil, nil
+	}
+	safeNode(fc)
+	b, err := piece(&fn.ResourceList{FunctionConfig: fc})
+	if err != nil {
+		return nil, fmt.Errorf("functionConfig: %w", err)
+	}
+	return b, nil
 }
 
 // trailingCommentLines counts the lines of the foot comments that end
@@ -254,4 +227,39 @@ func resultsPiece(results fn.Results) ([]byte, error) {
 	p.restore(&doc)
 	yamltree.SafeBlockStyles(&doc)
 	return yaml.Marshal(&doc)
+}
+
+// resultsKey opens the results sequence, as itemsKey the items.
+const resultsKey = "results:\n"
+
+// encodeResults is the text piece writes for results, made one result at
+// a time. The SDK turns each result into nodes on its own and the
+// emitter writes each entry in the same column and context whatever
+// the others are, so the text is the same; but encoded as one document
+// the emitter keeps every event until the end, a large part of the
+// live heap at the peak (docs/contributing/performance.md, "Memory").
+// Each result is encoded as resultsPiece encodes a list that holds only
+// it (so a string no reader would accept is written double-quoted), and
+// all but the first lose the results key, as items lose the items key
+// (listEntry).
+func encodeResults(results fn.Results) ([]byte, error) {
+	if len(results) == 0 {
+		return nil, nil
+	}
+	var out []byte
+	for i, r := range results {
+		b, err := resultsPiece(fn.Results{r})
+		if err != nil {
+			return nil, fmt.Errorf("results[%d]: %w", i, err)
+		}
+		if i > 0 {
+			rest, ok := bytes.CutPrefix(b, []byte(resultsKey))
+			if !ok {
+				return nil, fmt.Errorf("results[%d]: the SDK wrote results that do not start with %q", i, resultsKey)
+			}
+			b = rest
+		}
+		out = append(out, b...)
+	}
+	return out, nil
 }

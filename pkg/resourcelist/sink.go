@@ -10,12 +10,9 @@ package resourcelist
 // whole list (a tree takes several times its text).
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -38,23 +35,6 @@ type Sink interface {
 	Write(w io.Writer, fc *fn.KubeObject, results fn.Results) error
 	// Release frees what the sink holds; it cannot be used afterwards.
 	Release()
-}
-
-// sortedPositions is the positions whose record is not nil, in the
-// order ToYAML writes their items: by sortKey, ties by position.
-func sortedPositions(records []*Record) []int {
-	var at []int
-	for i, r := range records {
-		if r != nil {
-			at = append(at, i)
-		}
-	}
-	keys := make([]string, len(records))
-	for _, i := range at {
-		keys[i] = records[i].sortKey()
-	}
-	slices.SortStableFunc(at, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
-	return at
 }
 
 // grow makes s long enough to hold position at.
@@ -120,8 +100,7 @@ func (s *MemorySink) Release() { s.items, s.records = nil, nil }
 // the item's record; see the top of this file. The zero value is not
 // usable: call NewSpoolSink.
 type SpoolSink struct {
-	jobs chan spoolJob
-	wg   sync.WaitGroup
+	encoders *encoders
 
 	mu      sync.Mutex
 	entries []*entry // by position; nil: nothing put there
@@ -150,33 +129,13 @@ func (s span) spooled() bool { return s.text == nil && s.n > 0 }
 // encoded reports whether the piece is there.
 func (s span) encoded() bool { return s.text != nil || s.n > 0 }
 
-type spoolJob struct {
-	e    *entry
-	full *fn.KubeObject
-}
-
 // NewSpoolSink starts one encoder per CPU, whose pieces go to sp (nil:
-// memory); the sink owns sp from then on and closes it in Release. The
-// queue is short: when the encoders fall behind, Put waits, so that
-// trees do not pile up in it.
+// memory); the sink owns sp from then on and closes it in Release. When
+// the encoders fall behind, Put waits (startEncoders).
 func NewSpoolSink(sp *Spool) *SpoolSink {
-	n := runtime.GOMAXPROCS(0)
-	s := &SpoolSink{jobs: make(chan spoolJob, n)}
+	s := &SpoolSink{encoders: startEncoders(runtime.GOMAXPROCS(0))}
 	if sp != nil {
 		s.spool = sp.s
-	}
-	for range n {
-		s.wg.Go(func() {
-			for j := range s.jobs {
-				b, err := itemPiece(j.full)
-				s.mu.Lock()
-				if err != nil {
-					s.fail(fmt.Errorf("%s %s: %w", j.e.rec.Kind, j.e.rec.Name, err))
-				}
-				s.store(j.e, b)
-				s.mu.Unlock()
-			}
-		})
 	}
 	return s
 }
@@ -188,7 +147,14 @@ func (s *SpoolSink) Put(at int, rec *Record, obj *fn.KubeObject) {
 	s.entries = grow(s.entries, at)
 	s.entries[at] = e
 	s.mu.Unlock()
-	s.jobs <- spoolJob{e: e, full: obj}
+	s.encoders.encode(obj, listEntry, func(b []byte, err error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
+			s.fail(fmt.Errorf("%s %s: %w", rec.Kind, rec.Name, err))
+		}
+		s.store(e, b)
+	})
 }
 
 // fail records the first error; s.mu is held.
@@ -221,8 +187,7 @@ func (s *SpoolSink) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	if !closed {
-		close(s.jobs)
-		s.wg.Wait()
+		s.encoders.stop()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -272,7 +237,7 @@ func (s *SpoolSink) Edit(at int, edit func(*fn.KubeObject)) error {
 	}
 	obj := rl.Items[0]
 	edit(obj)
-	nb, err := itemPiece(obj)
+	nb, err := encodeItem(obj, listEntry)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
@@ -326,51 +291,14 @@ func (s *SpoolSink) Write(w io.Writer, fc *fn.KubeObject, results fn.Results) er
 		}
 	}
 	order := sortedPositions(records)
-	tail, err := tailPieces(&fn.ResourceList{FunctionConfig: fc, Results: results})
+	tail, err := encodeTail(fc, results)
 	if err != nil {
-		return err
-	}
-	if _, err := io.WriteString(w, header); err != nil {
-		return err
-	}
-	if err := s.writeItems(w, order); err != nil {
-		return err
-	}
-	for _, p := range tail {
-		if _, err := w.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeItems writes the items key and the pieces at the positions of
-// order, each dropped once written.
-func (s *SpoolSink) writeItems(w io.Writer, order []int) error {
-	if len(order) == 0 {
-		return nil
-	}
-	if _, err := io.WriteString(w, itemsKey); err != nil {
 		return err
 	}
 	buf := make([]byte, 1<<16)
-	for _, i := range order {
-		if err := s.copyPiece(w, s.entries[i], buf); err != nil {
-			return err
-		}
-		s.entries[i] = nil
-	}
-	return nil
-}
-
-// itemPiece is the piece of one item as Write encodes it, without the
-// items key that only the first item of a list keeps.
-func itemPiece(obj *fn.KubeObject) ([]byte, error) {
-	b, err := itemBytes(obj, true)
-	if err != nil {
-		return nil, err
-	}
-	// A copy of exactly its length: the encoder's buffer has grown by
-	// doubling, and would keep up to twice the text alive.
-	return bytes.Clone(b[len(itemsKey):]), nil
+	return writeOut(w, listOutput(len(order), tail), len(order), func(w io.Writer, k int) error {
+		err := s.copyPiece(w, s.entries[order[k]], buf)
+		s.entries[order[k]] = nil
+		return err
+	})
 }

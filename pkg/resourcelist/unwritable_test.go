@@ -127,3 +127,122 @@ func TestWriteUnwritableStrings(t *testing.T) {
 		t.Errorf("the results read back differently:\n%s", got.Bytes())
 	}
 }
+
+// TestEveryOutputIsSafe: the writer alone makes every output readable.
+// An item and a functionConfig holding block scalars that no reader can
+// read as they are (a tab first, written with an indentation
+// indicator), handed straight to each path that writes a list or a
+// stream, with nothing done to them before, read back as the same text:
+// Encode, Write, a MemorySink, a SpoolSink with and without its file,
+// and a plain YAML stream.
+func TestEveryOutputIsSafe(t *testing.T) {
+	const tab = "\techo hi\n\tthere"
+	const in = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: b}
+  data:
+    literal: |2-
+      	echo hi
+      	there
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: a}
+  data:
+    folded: >2-
+      	echo hi
+      	there
+functionConfig:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: f}
+  data:
+    literal: |2-
+      	echo hi
+      	there
+`
+	parse := func(t *testing.T) *fn.ResourceList {
+		t.Helper()
+		rl, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rl
+	}
+	viaSink := func(s Sink) func(*testing.T) []byte {
+		return func(t *testing.T) []byte {
+			rl := parse(t)
+			rc := NewRecorder(nil)
+			for i, it := range rl.Items {
+				s.Put(i, rc.Record(it), it)
+			}
+			var out bytes.Buffer
+			if err := s.Write(&out, rl.FunctionConfig, nil); err != nil {
+				t.Fatal(err)
+			}
+			return out.Bytes()
+		}
+	}
+	spool, err := NewSpool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string]func(*testing.T) []byte{
+		"Encode": func(t *testing.T) []byte {
+			out, err := Encode(parse(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		},
+		"Write": func(t *testing.T) []byte {
+			var out bytes.Buffer
+			if err := Write(&out, parse(t)); err != nil {
+				t.Fatal(err)
+			}
+			return out.Bytes()
+		},
+		"MemorySink":           viaSink(NewMemorySink()),
+		"SpoolSink in memory":  viaSink(NewSpoolSink(nil)),
+		"SpoolSink with spool": viaSink(NewSpoolSink(spool)),
+	}
+	check := func(t *testing.T, items fn.KubeObjects) {
+		t.Helper()
+		if len(items) != 2 {
+			t.Fatalf("%d items read back, want 2", len(items))
+		}
+		for _, it := range items {
+			for _, k := range []string{"literal", "folded"} {
+				if v, found, _ := it.NestedString("data", k); found && v != tab {
+					t.Errorf("%s data.%s reads back as %q, want %q", it.GetName(), k, v, tab)
+				}
+			}
+		}
+	}
+	for name, write := range lists {
+		t.Run(name, func(t *testing.T) {
+			out := write(t)
+			back, err := Parse(out)
+			if err != nil {
+				t.Fatalf("the output does not read back: %v\n%s", err, out)
+			}
+			check(t, back.Items)
+			if v, _, _ := back.FunctionConfig.NestedString("data", "literal"); v != tab {
+				t.Errorf("the functionConfig's value reads back as %q\n%s", v, out)
+			}
+		})
+	}
+	t.Run("WriteStream", func(t *testing.T) {
+		var out bytes.Buffer
+		if err := WriteStream(&out, parse(t).Items); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Objects("stream", out.Bytes())
+		if err != nil {
+			t.Fatalf("the stream does not read back: %v\n%s", err, out.Bytes())
+		}
+		check(t, back)
+	})
+}
