@@ -24,16 +24,19 @@ ARG GOPROXY
 ENV CGO_ENABLED=0 \
     GOFLAGS="-trimpath -buildvcs=false"
 WORKDIR /src
-# The modules in a layer of their own, which only go.mod and go.sum change.
-# A build without network (CI: --network none) prepares them on the host
-# first: hack/image/dockerfile.sh writes _out/dockerfile/gomod/ with
-# vendor/ (`go mod vendor`) and imports.txt (the packages outside this
-# module that ./fn imports). The glob then copies both to the module root,
-# the go command uses vendor/ instead of downloading, and the dependencies
-# are compiled here, so that a change to the sources or to the release
-# metadata only compiles this module. Without that directory the glob
-# matches nothing and the modules are downloaded.
-COPY go.mod go.sum _out/dockerfile/gomo[d] ./
+# The modules in a layer of their own, which only go.mod and go.sum change;
+# by default they are downloaded. A build without network (CI:
+# --network none) prepares them on the host and names the directory in
+# OFFLINE_MODULES: hack/image/dockerfile.sh writes _out/dockerfile/gomod/
+# with vendor/ (`go mod vendor`) and imports.txt (the packages outside this
+# module that ./fn imports) and passes
+# --build-arg OFFLINE_MODULES=_out/dockerfile/gomod/. Its content lands in
+# the module root, the go command uses vendor/ instead of downloading, and
+# the dependencies are compiled here, so that a change to the sources or to
+# the release metadata only compiles this module. (Not an optional glob:
+# podman and buildah fail on a COPY glob that matches nothing.)
+ARG OFFLINE_MODULES
+COPY go.mod go.sum ${OFFLINE_MODULES} ./
 RUN if [ -f imports.txt ]; then go build $(cat imports.txt); else go mod download; fi
 COPY . .
 ARG VERSION=dev

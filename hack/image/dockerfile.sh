@@ -13,9 +13,8 @@
 #
 # The modules come from the host: _out/dockerfile/gomod/ holds vendor/
 # (`go mod vendor`) and imports.txt (the packages outside this module that
-# ./fn imports, which the Dockerfile compiles in a layer of their own); the
-# Dockerfile copies both when they are there. The build runs with --network
-# none.
+# ./fn imports, which the Dockerfile compiles in a layer of their own),
+# passed as OFFLINE_MODULES. The build runs with --network none.
 #
 # Usage: hack/image/dockerfile.sh REF
 #   IMAGE_OUT                the output of `make image` (its build.log names the static layer)
@@ -103,6 +102,7 @@ base_ref=$(base_image)
 docker build --network none \
   --build-arg GO_IMAGE="$go_ref" \
   --build-arg BASE_IMAGE="$base_ref" \
+  --build-arg OFFLINE_MODULES=_out/dockerfile/gomod/ \
   --build-arg GOPROXY=off \
   --build-arg VERSION="$VERSION" \
   --build-arg COMMIT="$COMMIT" \
