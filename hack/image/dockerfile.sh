@@ -19,11 +19,10 @@
 # Usage: hack/image/dockerfile.sh REF
 #   IMAGE_OUT                the output of `make image` (its build.log names the static layer)
 #   VERSION, COMMIT          the release metadata, passed as build args
-#   DOCKER_BUILD_FLAGS       more flags for docker build (e.g. --no-cache)
 set -euo pipefail
 umask 022
 
-ref=${1:?usage: $0 REF}
+target=${1:?usage: $0 REF}
 : "${IMAGE_OUT:?IMAGE_OUT not set}" "${VERSION:?VERSION not set}" "${COMMIT:?COMMIT not set}"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 busybox=${BUSYBOX:-/bin/busybox}
@@ -39,6 +38,20 @@ have_image() { docker image inspect --format '{{.Id}}' "$1" >/dev/null 2>&1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# gomod: written fresh each time, as a new import of an already required
+# module changes both files without touching go.mod.
+gomod() {
+  local dest=$repo/_out/dockerfile/gomod
+  rm -rf "$dest.new"
+  mkdir -p "$dest.new"
+  (cd "$repo" &&
+    go mod vendor -o "$dest.new/vendor" &&
+    go list -deps -f '{{with .Module}}{{if not .Main}}{{$.ImportPath}}{{end}}{{end}}' ./fn >"$dest.new/imports.txt")
+  [[ -s $dest.new/imports.txt ]] || die "./fn imports no package outside this module?"
+  rm -rf "$dest"
+  mv "$dest.new" "$dest"
+}
 
 # go_image: the builder stand-in's reference, imported when missing.
 go_image() {
@@ -80,25 +93,9 @@ base_image() {
   echo "$ref"
 }
 
-# gomod: written fresh each time, as a new import of an already required
-# module changes both files without touching go.mod.
-gomod() {
-  local dest=$repo/_out/dockerfile/gomod
-  rm -rf "$dest.new"
-  mkdir -p "$dest.new"
-  (cd "$repo" &&
-    go mod vendor -o "$dest.new/vendor" &&
-    go list -deps -f '{{with .Module}}{{if not .Main}}{{$.ImportPath}}{{end}}{{end}}' ./fn >"$dest.new/imports.txt")
-  [[ -s $dest.new/imports.txt ]] || die "./fn imports no package outside this module?"
-  rm -rf "$dest"
-  mv "$dest.new" "$dest"
-}
-
 gomod
 go_ref=$(go_image)
 base_ref=$(base_image)
-# DOCKER_BUILD_FLAGS is split into words on purpose.
-# shellcheck disable=SC2086
 docker build --network none \
   --build-arg GO_IMAGE="$go_ref" \
   --build-arg BASE_IMAGE="$base_ref" \
@@ -106,4 +103,4 @@ docker build --network none \
   --build-arg GOPROXY=off \
   --build-arg VERSION="$VERSION" \
   --build-arg COMMIT="$COMMIT" \
-  ${DOCKER_BUILD_FLAGS:-} -t "$ref" "$repo"
+  -t "$target" "$repo"
