@@ -14,7 +14,8 @@
 # The modules come from the host: _out/dockerfile/gomod/ holds vendor/
 # (`go mod vendor`) and imports.txt (the packages outside this module that
 # ./fn imports, which the Dockerfile compiles in a layer of their own),
-# passed as OFFLINE_MODULES. The build runs with --network none.
+# passed as OFFLINE_MODULES and removed after the build. The build runs
+# with --network none.
 #
 # Usage: hack/image/dockerfile.sh REF
 #   IMAGE_OUT                the output of `make image` (its build.log names the static layer)
@@ -37,7 +38,9 @@ dtar() { tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 "$@"; }
 have_image() { docker image inspect --format '{{.Id}}' "$1" >/dev/null 2>&1; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The vendor tree goes too: the engine keeps what it copied, and a tree of
+# third-party sources in the checkout would meet every `gofmt -l .`.
+trap 'rm -rf "$work" "$repo/_out/dockerfile"' EXIT
 
 # gomod: written fresh each time, as a new import of an already required
 # module changes both files without touching go.mod.
