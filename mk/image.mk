@@ -9,12 +9,15 @@
 #   make image-test   build, then run test/image against the image
 #   make crane        the library's CLI, to push: bin/crane push _out/image/image.tar $(IMAGE)
 #
-# Docker is only the runtime the tests run the image with: kustomize runs
+# Docker is the runtime the tests run the image with: kustomize runs
 # container functions with `docker run` (kyaml's container runtime names
 # no other) and kpt with docker, podman or nerdctl. image-test loads the
 # archive into $(DOCKER_HOST) when set, else into a private dockerd in
 # $(IMAGE_ENGINE_DIR), started when it is not running and stopped (by PID)
 # afterwards by the target that started it (hack/image/engine.sh run).
+# There test/image's TestDockerfile also builds the top-level Dockerfile,
+# the way to build the image with docker, podman, buildah or kaniko, offline
+# (hack/image/dockerfile.sh), and checks it against this image.
 
 IMAGE_ENGINE_DIR ?= $(or $(JOBSET_FLUX_CACHE),$(HOME)/.cache/jobset-flux)/engine
 IMAGE_OUT := $(CURDIR)/_out/image
@@ -54,7 +57,7 @@ image-test-run:
 	  IMAGE='$(IMAGE)' IMAGE_VERSION='$(VERSION)' IMAGE_COMMIT='$(COMMIT)' IMAGE_OUT='$(IMAGE_OUT)' \
 	  JOBSET_FLUX_BIN='$(BIN)/jobset-flux' KUSTOMIZE_BIN='$(BIN)/kustomize' KPT_BIN='$(KPT)' \
 	  EXAMPLE_SEED='$(EXAMPLE_SEED)' REPO_ROOT='$(CURDIR)' \
-	  go test -count=1 -timeout 20m $(IMAGE_TEST_FLAGS) ./...
+	  go test -count=1 -timeout 30m $(IMAGE_TEST_FLAGS) ./...
 
 $(BIN)/crane:
 	GOBIN=$(BIN) CGO_ENABLED=0 go install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)

@@ -2,7 +2,9 @@
 // and runs the image with docker, and runs it as a KRM function through
 // `kpt fn eval --image`, `kpt fn render` (Kptfile `image:`) and
 // `kustomize build --enable-alpha-plugins` (`container:` function spec),
-// comparing every output with the exec binary's on every example.
+// comparing every output with the exec binary's on every example. It also
+// builds the top-level Dockerfile offline (hack/image/dockerfile.sh) and
+// checks that image against this one (TestDockerfile).
 //
 // `make image-test` builds the image (hack/image/build.sh, no engine), loads
 // it into a docker engine and runs this package with the environment below.
