@@ -15,7 +15,11 @@ export GOWORK := off
 VERSION ?= 0.1.0
 IMAGE_REPO ?= ghcr.io/jobset-flux/jobset-flux
 IMAGE ?= $(IMAGE_REPO):v$(VERSION)
-COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# Read once: a recursively expanded COMMIT would follow HEAD while a build
+# runs, and an image would be tested against another commit than its own.
+ifeq ($(origin COMMIT),undefined)
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+endif
 
 KUSTOMIZE_VERSION := v5.8.2
 STATICCHECK_VERSION := v0.8.2
