@@ -89,9 +89,6 @@ type Pod struct {
 	DNS DNS
 	// Identity is the pod securityContext's runAsNonRoot and runAsUser.
 	Identity Identity
-	// InitGuaranteed is true when every init container the user wrote is
-	// Guaranteed (or there is none).
-	InitGuaranteed bool
 }
 
 // Container is one container of a pod template.
@@ -125,8 +122,8 @@ type Container struct {
 	ReadinessProbe bool
 	// StartupProbe is true when the container has a startupProbe.
 	StartupProbe bool
-	// QoS is what the container adds to the pod's QoS class.
-	QoS QoS
+	// Compute is its cpu, memory and ephemeral-storage requests and limits.
+	Compute Compute
 	// EphemeralLimit is the ephemeral-storage limit as written, at
 	// EphemeralPath ("" for none).
 	EphemeralLimit, EphemeralPath string
@@ -295,7 +292,6 @@ func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	sc := r.mapping(pod, path, "securityContext")
 	p.SeccompProfile = r.mapping(sc, yamltree.Key(path, "securityContext"), "seccompProfile") != nil
 	p.Identity = readIdentity(sc)
-	p.InitGuaranteed = initQoS(pod)
 	p.DNS = r.dns(pod, path)
 	return p
 }
@@ -339,7 +335,7 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 	r.resources(&c, r.mapping(n, path, "resources"), yamltree.Key(path, "resources"))
 	c.ReadinessProbe = yamltree.NonNull(yamltree.Get(n, "readinessProbe")) != nil
 	c.StartupProbe = yamltree.NonNull(yamltree.Get(n, "startupProbe")) != nil
-	c.QoS = readQoS(n)
+	c.Compute = readCompute(n)
 	c.EphemeralLimit, c.EphemeralPath = ephemeralLimit(n, path)
 	c.Identity = readIdentity(yamltree.Get(n, "securityContext"))
 	return c

@@ -8,15 +8,44 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// QoS is what a container adds to its pod's QoS class: a pod is
-// Guaranteed only when every container, init containers too, has cpu and
-// memory limits and requests equal to them (a request left out is the
-// limit).
-type QoS struct {
-	// Guaranteed is true when this container's cpu and memory are so.
-	Guaranteed bool
-	// CPU and Memory are its limits as written, when Guaranteed.
-	CPU, Memory string
+// Quantities are a container's requests or limits of the resources a
+// ResourceQuota or a LimitRange asks every container to state, as written
+// ("" for unset or not a quantity).
+type Quantities struct {
+	CPU, Memory, EphemeralStorage string
+}
+
+// Or is q with each resource it leaves unset taken from other.
+func (q Quantities) Or(other Quantities) Quantities {
+	pick := func(a, b string) string {
+		if a != "" {
+			return a
+		}
+		return b
+	}
+	return Quantities{pick(q.CPU, other.CPU), pick(q.Memory, other.Memory), pick(q.EphemeralStorage, other.EphemeralStorage)}
+}
+
+// Compute is a container's requests and limits of cpu, memory and
+// ephemeral storage.
+type Compute struct {
+	Requests, Limits Quantities
+}
+
+// readCompute reads a container's Compute.
+func readCompute(c *yaml.Node) Compute {
+	res := yamltree.Get(c, "resources")
+	read := func(m *yaml.Node) Quantities {
+		get := func(name string) string {
+			n := yamltree.Get(m, name)
+			if _, ok := scalarQuantity(n); !ok {
+				return ""
+			}
+			return n.Value
+		}
+		return Quantities{get("cpu"), get("memory"), get("ephemeral-storage")}
+	}
+	return Compute{Requests: read(yamltree.Get(res, "requests")), Limits: read(yamltree.Get(res, "limits"))}
 }
 
 // Identity is the user and root policy a securityContext asks for.
@@ -25,32 +54,6 @@ type Identity struct {
 	RunAsNonRoot *bool
 	// RunAsUser is runAsUser (nil when unset or not a number).
 	RunAsUser *int64
-}
-
-// readQoS reads a container's contribution to the pod's QoS class.
-// Values of the wrong type count as not Guaranteed: reading the GPUs and
-// cores reports them.
-func readQoS(c *yaml.Node) QoS {
-	res := yamltree.Get(c, "resources")
-	limits, requests := yamltree.Get(res, "limits"), yamltree.Get(res, "requests")
-	q := QoS{Guaranteed: true}
-	for _, name := range []string{"cpu", "memory"} {
-		limit, ok := scalarQuantity(yamltree.Get(limits, name))
-		if !ok || limit.IsZero() {
-			return QoS{}
-		}
-		if req := yamltree.Get(requests, name); req != nil {
-			if r, ok := scalarQuantity(req); !ok || r.Cmp(limit) != 0 {
-				return QoS{}
-			}
-		}
-		if name == "cpu" {
-			q.CPU = yamltree.Get(limits, name).Value
-		} else {
-			q.Memory = yamltree.Get(limits, name).Value
-		}
-	}
-	return q
 }
 
 // scalarQuantity parses a quantity scalar.
@@ -85,19 +88,4 @@ func readIdentity(sc *yaml.Node) Identity {
 		}
 	}
 	return id
-}
-
-// initQoS reports whether every init container of a pod spec is
-// Guaranteed (true when it has none).
-func initQoS(pod *yaml.Node) bool {
-	inits := yamltree.Get(pod, InitContainersKey)
-	if inits == nil || inits.Kind != yaml.SequenceNode {
-		return true
-	}
-	for _, c := range inits.Content {
-		if !readQoS(c).Guaranteed {
-			return false
-		}
-	}
-	return true
 }

@@ -25,29 +25,47 @@ const InstallerUID = 65534
 var ViewCopySize = resource.MustParse("1Gi")
 
 // Installer is the flux-installer init container's resources and user.
+//
+// It passes every admission rule the wrapped container passes and charges
+// no more than it: a ResourceQuota that tracks cpu or memory refuses a pod
+// with any container that does not state them, a LimitRange checks each
+// container's requests, limits and their ratio (and fills in its defaults
+// where one is missing, which would make the installer the pod's largest
+// request), and Pod Security "restricted" wants runAsNonRoot on every
+// container. So it asks for what the wrapped container asks for, which
+// keeps a Guaranteed pod Guaranteed and never raises what the pod requests
+// (the largest init container, or the sum of the others, whichever is
+// more), and runs as a user the kubelet accepts wherever the wrapped
+// container must not run as root.
 type Installer struct {
-	// CPU and Memory are its requests and limits, "" for none: the
-	// wrapped container's when every other container of the pod is
-	// Guaranteed, so that the installer keeps the pod Guaranteed (the
-	// QoS class counts init containers) without adding to what the
-	// pod requests (the largest init container, or the sum of the
-	// others, whichever is more).
-	CPU, Memory string
+	// Requests and Limits are the wrapped container's (a resource it
+	// requests nothing of but limits is requested at its limit, as the
+	// API server defaults it).
+	Requests, Limits jobset.Quantities
+	// RunAsNonRoot is true when the wrapped container's own
+	// securityContext asks for it (the pod's reaches the installer
+	// anyway).
+	RunAsNonRoot bool
 	// RunAsUser is its runAsUser, nil to inherit the pod's.
 	RunAsUser *int64
+	// NonRootPath is the field that asks for a user that is not root,
+	// "" when none does.
+	NonRootPath string
 }
 
 // installerOf derives a group's flux-installer from its pod.
 func installerOf(pod *jobset.Pod, c *jobset.Container) Installer {
-	var in Installer
-	guaranteed := pod.InitGuaranteed
-	for i := range pod.Containers {
-		guaranteed = guaranteed && pod.Containers[i].QoS.Guaranteed
+	in := Installer{Limits: c.Compute.Limits, Requests: c.Compute.Requests.Or(c.Compute.Limits)}
+	own := c.Identity.RunAsNonRoot != nil && *c.Identity.RunAsNonRoot
+	podWide := pod.Identity.RunAsNonRoot != nil && *pod.Identity.RunAsNonRoot
+	in.RunAsNonRoot = own && !podWide
+	switch {
+	case own:
+		in.NonRootPath = c.Path + ".securityContext.runAsNonRoot"
+	case podWide:
+		in.NonRootPath = pod.Path + ".securityContext.runAsNonRoot"
 	}
-	if guaranteed {
-		in.CPU, in.Memory = c.QoS.CPU, c.QoS.Memory
-	}
-	if nonRoot := pod.Identity.RunAsNonRoot; nonRoot != nil && *nonRoot && pod.Identity.RunAsUser == nil {
+	if (own || podWide) && pod.Identity.RunAsUser == nil {
 		uid := int64(InstallerUID)
 		if c.Identity.RunAsUser != nil && *c.Identity.RunAsUser != 0 {
 			uid = *c.Identity.RunAsUser
@@ -75,10 +93,10 @@ func checkPodFacts(js *jobset.JobSet, s *settings.Settings, groups []Group) find
 			found.Warnf(c.Path+".startupProbe", "is kept: jobset-flux adds none, so the pod is Ready when your probes pass, not when its broker has joined the instance (Kueue's waitForPodsReady and kubectl wait see the container, not the instance)")
 		}
 		if !imageFlux(s) && s.ViewMount != settings.ViewMountImage {
-			found.Add(checkEphemeral(&rj.Pod))
+			found.Add(checkEphemeral(&rj.Pod, s.ViewCopyMedium))
 		}
 		if in := installerOf(&rj.Pod, c); in.RunAsUser != nil {
-			found.Infof(rj.Pod.Path+".securityContext.runAsNonRoot", "is true without a runAsUser: the flux-installer init container runs as uid %d (the view image's own user is root, which the kubelet would refuse to start)", *in.RunAsUser)
+			found.Infof(in.NonRootPath, "the flux-installer init container runs as uid %d: %s is true without a runAsUser (the view image's own user is root, which the kubelet would refuse to start)", *in.RunAsUser, in.NonRootPath)
 		}
 	}
 	return found
@@ -86,8 +104,14 @@ func checkPodFacts(js *jobset.JobSet, s *settings.Settings, groups []Group) find
 
 // checkEphemeral warns when the pod's ephemeral-storage limit, the sum of
 // its containers' (the kubelet evicts a pod whose emptyDirs and writable
-// layers use more), is smaller than the view's copy.
-func checkEphemeral(pod *jobset.Pod) finding.List {
+// layers use more), is smaller than the view's copy on the node's disk.
+// With view-copy-medium memory the view's software is in a memory-backed
+// emptyDir, which the kubelet counts as memory, not as ephemeral storage,
+// and what is left on the disk is the view's links.
+func checkEphemeral(pod *jobset.Pod, medium string) finding.List {
+	if medium == settings.ViewCopyMemory {
+		return nil
+	}
 	var found finding.List
 	var sum resource.Quantity
 	first := ""
@@ -102,7 +126,7 @@ func checkEphemeral(pod *jobset.Pod) finding.List {
 		sum.Add(resource.MustParse(c.EphemeralLimit))
 	}
 	if first != "" && sum.Cmp(ViewCopySize) < 0 {
-		found.Warnf(first, "limits the pod's ephemeral storage to %s, less than the copy of the Flux view (about %s with the default view image) in its flux-install and flux-software emptyDirs: the kubelet evicts the pod; raise it by %s or more, or set view-mount: image, which copies nothing", sum.String(), ViewCopySize.String(), ViewCopySize.String())
+		found.Warnf(first, "limits the pod's ephemeral storage to %s, less than the copy of the Flux view (about %s with the default view image) in its flux-install and flux-software emptyDirs (view-copy-medium: disk): the kubelet evicts the pod; raise it by %s or more, set view-copy-medium: memory, or set view-mount: image, which copies nothing", sum.String(), ViewCopySize.String(), ViewCopySize.String())
 	}
 	return found
 }

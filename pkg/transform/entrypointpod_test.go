@@ -3,11 +3,13 @@ package transform_test
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -181,26 +183,17 @@ const epGuaranteed = `              containers:
                   limits: {cpu: "2", memory: 1Gi}
 `
 
-// TestInstallerKeepsQoS: in a Guaranteed pod the flux-installer gets the
-// wrapped container's cpu and memory as requests and limits, so the pod
-// stays Guaranteed and requests no more (the largest init container is
-// no larger than the app containers' sum); a Burstable or BestEffort pod
-// gets an installer without resources, as before; resources the user
-// writes into the rendered installer no longer make the next render
-// refuse the name: they are derived again.
-func TestInstallerKeepsQoS(t *testing.T) {
-	_, out, pod := epPod(t, "", epGuaranteed)
-	inst := epContainer(pod, "initContainers", 0)
-	res, _ := inst["resources"].(map[string]any)
-	want := map[string]any{"cpu": "2", "memory": "1Gi"}
-	for _, k := range []string{"limits", "requests"} {
-		got, _ := res[k].(map[string]any)
-		if len(got) != 2 || got["cpu"] != want["cpu"] || got["memory"] != want["memory"] {
-			t.Errorf("flux-installer resources.%s = %v, want %v", k, got, want)
-		}
-	}
-	epRerender(t, out)
-
+// TestInstallerAsksWhatTheWrappedContainerAsks: the flux-installer gets
+// the wrapped container's cpu, memory and ephemeral-storage limits, and
+// its requests (a limit alone is also the request, as the API server
+// defaults it), so a ResourceQuota or a LimitRange that admits the
+// wrapped container admits the installer, a LimitRange's defaults never
+// make it the pod's largest request, a Guaranteed pod stays Guaranteed,
+// and the pod requests exactly what it did without the function's init
+// container. Resources the user writes into the rendered installer no
+// longer make the next render refuse the name: they are derived again.
+func TestInstallerAsksWhatTheWrappedContainerAsks(t *testing.T) {
+	_, out, _ := epPod(t, "", epGuaranteed)
 	edited := bytes.Replace(out, []byte("cpu: \"2\"\n                    memory: 1Gi\n                  requests"), []byte("cpu: \"1\"\n                    memory: 1Gi\n                  requests"), 1)
 	if bytes.Equal(edited, out) {
 		t.Fatalf("the test's edit did not apply:\n%s", out)
@@ -213,55 +206,117 @@ func TestInstallerKeepsQoS(t *testing.T) {
 		t.Errorf("the installer's resources were not derived again:\n%s", hItemsOnly(again))
 	}
 
-	for name, spec := range map[string]string{
-		"Burstable (request only)": epApp + "                resources: {requests: {cpu: \"1\"}}\n",
-		"BestEffort":               epApp,
-		"a Burstable sidecar": epGuaranteed + `              - name: side
-                image: side
-`,
-		"a Burstable init container of the user's": epGuaranteed + `              initContainers:
-              - name: prep
-                image: prep
-`,
+	for _, c := range []struct {
+		name, spec       string
+		limits, requests map[string]any
+	}{
+		{"Guaranteed", epGuaranteed, map[string]any{"cpu": "2", "memory": "1Gi"}, map[string]any{"cpu": "2", "memory": "1Gi"}},
+		{"Burstable (request only)", epApp + "                resources: {requests: {cpu: 250m}}\n", nil, map[string]any{"cpu": "250m"}},
+		{"requests and larger limits", epApp + "                resources: {requests: {cpu: 250m, memory: 64Mi}, limits: {cpu: \"1\", memory: 256Mi, ephemeral-storage: 2Gi}}\n",
+			map[string]any{"cpu": "1", "memory": "256Mi", "ephemeral-storage": "2Gi"}, map[string]any{"cpu": "250m", "memory": "64Mi", "ephemeral-storage": "2Gi"}},
+		{"BestEffort", epApp, nil, nil},
+		{"a Burstable sidecar", epGuaranteed + "              - name: side\n                image: side\n", map[string]any{"cpu": "2", "memory": "1Gi"}, map[string]any{"cpu": "2", "memory": "1Gi"}},
+		{"an init container of the user's", epGuaranteed + "              initContainers:\n              - name: prep\n                image: prep\n                resources: {limits: {cpu: \"3\"}}\n",
+			map[string]any{"cpu": "2", "memory": "1Gi"}, map[string]any{"cpu": "2", "memory": "1Gi"}},
 	} {
-		_, out, pod := epPod(t, "", spec)
+		_, out, pod := epPod(t, "", c.spec)
+		var inst map[string]any
 		for i := 0; ; i++ {
-			c := epContainer(pod, "initContainers", i)
-			if c == nil {
-				t.Fatalf("%s: no flux-installer", name)
-			}
-			if c["name"] == "flux-installer" {
-				if c["resources"] != nil {
-					t.Errorf("%s: the installer got resources %v", name, c["resources"])
-				}
+			if inst = epContainer(pod, "initContainers", i); inst == nil || inst["name"] == "flux-installer" {
 				break
+			}
+		}
+		if inst == nil {
+			t.Fatalf("%s: no flux-installer", c.name)
+		}
+		res, _ := inst["resources"].(map[string]any)
+		if got, _ := res["limits"].(map[string]any); !reflect.DeepEqual(got, c.limits) && len(got)+len(c.limits) > 0 {
+			t.Errorf("%s: flux-installer limits %v, want %v", c.name, got, c.limits)
+		}
+		if got, _ := res["requests"].(map[string]any); !reflect.DeepEqual(got, c.requests) && len(got)+len(c.requests) > 0 {
+			t.Errorf("%s: flux-installer requests %v, want %v", c.name, got, c.requests)
+		}
+		for _, r := range []string{"cpu", "memory"} {
+			with := podRequest(t, pod, r, true)
+			without := podRequest(t, pod, r, false)
+			if with.Cmp(without) != 0 {
+				t.Errorf("%s: the pod requests %s of %s with the installer, %s without", c.name, with.String(), r, without.String())
 			}
 		}
 		epRerender(t, out)
 	}
 }
 
-// TestInstallerRunAsNonRoot: a pod that asks for runAsNonRoot without a
-// runAsUser would leave the flux-installer (the view image runs as root)
-// stuck in Init: it runs as the wrapped container's runAsUser, else
-// 65534, with an info; with a pod runAsUser it inherits that.
+// podRequest is what a pod requests of a resource as the scheduler and a
+// ResourceQuota count it: the sum over its containers, or its largest init
+// container when that is more; with installer false, the flux-installer
+// left out.
+func podRequest(t *testing.T, pod map[string]any, name string, installer bool) resource.Quantity {
+	t.Helper()
+	request := func(c map[string]any) resource.Quantity {
+		res, _ := c["resources"].(map[string]any)
+		for _, part := range []string{"requests", "limits"} {
+			m, _ := res[part].(map[string]any)
+			if v, ok := m[name].(string); ok {
+				return resource.MustParse(v)
+			}
+		}
+		return resource.Quantity{}
+	}
+	var sum resource.Quantity
+	for i := 0; epContainer(pod, "containers", i) != nil; i++ {
+		sum.Add(request(epContainer(pod, "containers", i)))
+	}
+	for i := 0; epContainer(pod, "initContainers", i) != nil; i++ {
+		c := epContainer(pod, "initContainers", i)
+		if !installer && c["name"] == "flux-installer" {
+			continue
+		}
+		if r := request(c); r.Cmp(sum) > 0 {
+			sum = r
+		}
+	}
+	return sum
+}
+
+// TestInstallerRunAsNonRoot: a pod or a wrapped container that asks for
+// runAsNonRoot without a runAsUser would leave the flux-installer (the view
+// image runs as root) stuck in Init, and Pod Security "restricted" refuses
+// a pod with any container that is not asked to run as non-root: it runs
+// as the wrapped container's runAsUser, else 65534, with an info at the
+// field that asked, and says runAsNonRoot itself when the container's own
+// securityContext asked (the pod's reaches it anyway); with a pod
+// runAsUser it inherits that.
 func TestInstallerRunAsNonRoot(t *testing.T) {
 	for _, c := range []struct {
 		name, podSC, containerSC string
 		want                     any
+		nonRoot                  any
+		field                    string
 	}{
-		{"pod runAsNonRoot only", "{runAsNonRoot: true}", "", 65534},
-		{"the container's runAsUser", "{runAsNonRoot: true}", "                securityContext: {runAsUser: 1000}\n", 1000},
-		{"pod runAsUser", "{runAsNonRoot: true, runAsUser: 2000}", "", nil},
-		{"no runAsNonRoot", "{runAsUser: 0}", "", nil},
+		{"pod runAsNonRoot only", "{runAsNonRoot: true}", "", 65534, nil, "template.spec.securityContext.runAsNonRoot"},
+		{"the container's runAsUser", "{runAsNonRoot: true}", "                securityContext: {runAsUser: 1000}\n", 1000, nil, "template.spec.securityContext.runAsNonRoot"},
+		{"pod runAsUser", "{runAsNonRoot: true, runAsUser: 2000}", "", nil, nil, ""},
+		{"no runAsNonRoot", "{runAsUser: 0}", "", nil, nil, ""},
+		{"the container's runAsNonRoot", "{}", "                securityContext: {runAsNonRoot: true, allowPrivilegeEscalation: false}\n", 65534, true, "containers[0].securityContext.runAsNonRoot"},
+		{"the container's runAsNonRoot and runAsUser", "{}", "                securityContext: {runAsNonRoot: true, runAsUser: 1001}\n", 1001, true, "containers[0].securityContext.runAsNonRoot"},
+		{"both", "{runAsNonRoot: true}", "                securityContext: {runAsNonRoot: true}\n", 65534, nil, "containers[0].securityContext.runAsNonRoot"},
+		{"the container's runAsNonRoot with a pod runAsUser", "{runAsUser: 3000}", "                securityContext: {runAsNonRoot: true}\n", nil, true, ""},
 	} {
 		rl, out, pod := epPod(t, "", "              securityContext: "+c.podSC+"\n"+epApp+c.containerSC)
 		sc, _ := epContainer(pod, "initContainers", 0)["securityContext"].(map[string]any)
 		if sc["runAsUser"] != c.want {
 			t.Errorf("%s: flux-installer runAsUser %v, want %v", c.name, sc["runAsUser"], c.want)
 		}
-		if infos := epResults(rl, "the flux-installer init container runs as uid"); (len(infos) == 1) != (c.want != nil) {
+		if sc["runAsNonRoot"] != c.nonRoot {
+			t.Errorf("%s: flux-installer runAsNonRoot %v, want %v", c.name, sc["runAsNonRoot"], c.nonRoot)
+		}
+		infos := epResults(rl, "the flux-installer init container runs as uid")
+		if (len(infos) == 1) != (c.want != nil) {
 			t.Errorf("%s: %d infos about the installer's uid: %s", c.name, len(infos), hDump(rl))
+		}
+		if len(infos) == 1 && !strings.Contains(infos[0].Message, c.field) {
+			t.Errorf("%s: the info does not name %s: %s", c.name, c.field, infos[0].Message)
 		}
 		epRerender(t, out)
 	}
@@ -269,8 +324,10 @@ func TestInstallerRunAsNonRoot(t *testing.T) {
 
 // TestEntrypointPodWarnings: a read-only /dev/shm of the user's is kept,
 // with a warning; an ephemeral-storage limit the view's copy does not fit
-// in warns with both sizes (not with view-mount: image, which copies
-// nothing).
+// in warns with both sizes when the copy is on the node's disk
+// (view-copy-medium: disk); not with the default medium, memory, whose
+// emptyDir the kubelet counts as memory, nor with view-mount: image,
+// which copies nothing.
 func TestEntrypointPodWarnings(t *testing.T) {
 	rl, _, _ := epPod(t, "", epApp+`                volumeMounts: [{name: shm, mountPath: /dev/shm, readOnly: true}]
               volumes: [{name: shm, emptyDir: {medium: Memory}}]
@@ -279,12 +336,14 @@ func TestEntrypointPodWarnings(t *testing.T) {
 		t.Errorf("want one warning at the read-only /dev/shm mount: %s", hDump(rl))
 	}
 	eph := epApp + "                resources: {limits: {ephemeral-storage: 500Mi}}\n"
-	rl, _, _ = epPod(t, "", eph)
+	const disk = `, flux-framework.org/view-copy-medium: disk`
+	rl, _, _ = epPod(t, disk, eph)
 	if w := epResults(rl, "limits the pod's ephemeral storage to 500Mi, less than the copy of the Flux view (about 1Gi"); len(w) != 1 || w[0].Severity != fn.Warning {
 		t.Errorf("want one warning about the ephemeral-storage limit: %s", hDump(rl))
 	}
 	for _, ok := range []struct{ annotations, spec string }{
-		{"", epApp + "                resources: {limits: {ephemeral-storage: 2Gi}}\n"},
+		{disk, epApp + "                resources: {limits: {ephemeral-storage: 2Gi}}\n"},
+		{"", eph},
 		{`, flux-framework.org/view-mount: image`, eph},
 	} {
 		if rl, _, _ := epPod(t, ok.annotations, ok.spec); len(epResults(rl, "ephemeral storage")) != 0 {

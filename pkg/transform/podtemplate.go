@@ -257,8 +257,9 @@ func shmMount() *yaml.Node { return mount(plan.ShmVolume, plan.ShmDir) }
 func installer(p *plan.Plan, g plan.Group) *yaml.Node {
 	// It only copies files into emptyDirs: it needs no privilege and no
 	// writable root, so it never makes a pod fail the "restricted" Pod
-	// Security Standard (runAsNonRoot stays the pod's choice: the view
-	// image's default user is root).
+	// Security Standard. It runs as a user that is not root wherever the
+	// wrapped container must (plan.Installer): the view image's default
+	// user is root.
 	security := yamltree.Map(
 		yamltree.KV("allowPrivilegeEscalation", yamltree.Bool(false)),
 		yamltree.KV("capabilities", yamltree.Map(yamltree.KV("drop", yamltree.Strings("ALL")))),
@@ -269,6 +270,9 @@ func installer(p *plan.Plan, g plan.Group) *yaml.Node {
 	// so the restricted Pod Security Standard is met either way.
 	if !g.PodSeccomp {
 		yamltree.Set(security, "seccompProfile", yamltree.Map(yamltree.KV("type", yamltree.String(jobset.SeccompRuntimeDefault))), "")
+	}
+	if g.Installer.RunAsNonRoot {
+		yamltree.Set(security, "runAsNonRoot", yamltree.Bool(true), "")
 	}
 	if u := g.Installer.RunAsUser; u != nil {
 		yamltree.Set(security, "runAsUser", yamltree.Int(int(*u)), "")
@@ -290,16 +294,31 @@ func installer(p *plan.Plan, g plan.Group) *yaml.Node {
 	return init
 }
 
-// installerResources are the flux-installer's requests and limits (equal:
-// the pod stays Guaranteed), nil for none.
+// installerResources are the flux-installer's requests and limits, the
+// wrapped container's (plan.Installer), nil for none.
 func installerResources(in plan.Installer) *yaml.Node {
-	if in.CPU == "" || in.Memory == "" {
+	quantities := func(q jobset.Quantities) *yaml.Node {
+		m := yamltree.Map()
+		for _, r := range []struct{ name, value string }{{"cpu", q.CPU}, {"memory", q.Memory}, {"ephemeral-storage", q.EphemeralStorage}} {
+			if r.value != "" {
+				yamltree.Set(m, r.name, yamltree.String(r.value), "")
+			}
+		}
+		return m
+	}
+	res := yamltree.Map()
+	for _, part := range []struct {
+		key string
+		q   jobset.Quantities
+	}{{"limits", in.Limits}, {"requests", in.Requests}} {
+		if m := quantities(part.q); len(m.Content) > 0 {
+			yamltree.Set(res, part.key, m, "")
+		}
+	}
+	if len(res.Content) == 0 {
 		return nil
 	}
-	quantities := func() *yaml.Node {
-		return yamltree.Map(yamltree.KV("cpu", yamltree.String(in.CPU)), yamltree.KV("memory", yamltree.String(in.Memory)))
-	}
-	return yamltree.Map(yamltree.KV("limits", quantities()), yamltree.KV("requests", quantities()))
+	return res
 }
 
 func octal(mode int) *yaml.Node {

@@ -213,7 +213,7 @@ func renderingPatterns() patterns {
 	// edits too, is the function's, and the render derives them again.
 	inst := installer(p, plan.Group{})
 	yamltree.Set(inst, "securityContext", yamltree.String(anyNode), "")
-	withResources := installer(p, plan.Group{Installer: plan.Installer{CPU: "1", Memory: "1"}})
+	withResources := installer(p, plan.Group{Installer: plan.Installer{Limits: jobset.Quantities{CPU: "1"}}})
 	yamltree.Set(withResources, "securityContext", yamltree.String(anyNode), "")
 	yamltree.Set(withResources, "resources", yamltree.String(anyNode), "")
 	pt.installer = []*yaml.Node{inst, withResources}
