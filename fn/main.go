@@ -16,6 +16,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -119,7 +120,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	flags := flag.NewFlagSet("jobset-flux", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.StringVar(&opts.configFile, "config", "", "function config file (a ConfigMap or a JobSetFlux) for standalone mode")
-	flags.StringVar(&opts.seedFile, "key-seed-file", "", "file holding the secret seed for reproducible CURVE keys (overrides "+transform.SeedFileEnv+")")
+	flags.StringVar(&opts.seedFile, "key-seed-file", "", "file holding the secret seed for reproducible CURVE keys (overrides "+jobsetrender.SeedFileEnv+")")
 	flags.BoolVar(&opts.verbose, "v", false, "also print info results (fields set on your behalf) on stderr")
 	maxInput := flags.String("max-input", "", "bytes read at most from stdin and from each input file, e.g. 512Mi (default 256Mi, or "+MaxInputEnv+")")
 	// Help goes to stdout (kpt fn doc shows only that), the usage after
@@ -360,12 +361,12 @@ const (
 func loadSeed(flagFile string) ([]byte, error) {
 	file := flagFile
 	if file == "" {
-		file = os.Getenv(transform.SeedFileEnv)
+		file = os.Getenv(jobsetrender.SeedFileEnv)
 	}
-	value, inEnv := os.LookupEnv(transform.SeedEnv)
+	value, inEnv := os.LookupEnv(jobsetrender.SeedEnv)
 	switch {
 	case file != "" && inEnv && flagFile == "":
-		return nil, fmt.Errorf("both %s and %s are set; set one", transform.SeedEnv, transform.SeedFileEnv)
+		return nil, fmt.Errorf("both %s and %s are set; set one", jobsetrender.SeedEnv, jobsetrender.SeedFileEnv)
 	case file != "":
 		data, err := resourcelist.ReadFile(file, maxSeedFile)
 		if err != nil {

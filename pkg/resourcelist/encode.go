@@ -76,7 +76,7 @@ func encode(rl *fn.ResourceList, separate bool) ([]byte, error) {
 			for i := int(next.Add(1)) - 1; i < len(rl.Items); i = int(next.Add(1)) - 1 {
 				// An item's nodes are its own (Parse copied the aliases
 				// across items), so this edit stays in its goroutine.
-				yamltree.SafeBlockStyles(nodeOf(rl.Items[i]))
+				yamltree.SafeBlockStyles(yamltree.NodeOf(rl.Items[i]))
 				pieces[i], errs[i] = itemBytes(rl.Items[i], separate)
 				if i > 0 && errs[i] == nil {
 					pieces[i] = pieces[i][len(itemsKey):]
@@ -91,7 +91,7 @@ func encode(rl *fn.ResourceList, separate bool) ([]byte, error) {
 		}
 	}
 	if rl.FunctionConfig != nil && !rl.FunctionConfig.IsEmpty() {
-		yamltree.SafeBlockStyles(nodeOf(rl.FunctionConfig))
+		yamltree.SafeBlockStyles(yamltree.NodeOf(rl.FunctionConfig))
 		b, err := piece(&fn.ResourceList{FunctionConfig: rl.FunctionConfig})
 		if err != nil {
 			return nil, fmt.Errorf("functionConfig: %w", err)
@@ -128,10 +128,10 @@ func encode(rl *fn.ResourceList, separate bool) ([]byte, error) {
 // back from its own reading of the file, wrote it a second time.
 func itemBytes(obj *fn.KubeObject, separate bool) ([]byte, error) {
 	b, err := piece(&fn.ResourceList{Items: fn.KubeObjects{obj}, FunctionConfig: fn.NewEmptyKubeObject()})
-	if err != nil || !separate || !endsInComment(nodeOf(obj)) {
+	if err != nil || !separate || !endsInComment(yamltree.NodeOf(obj)) {
 		return b, err
 	}
-	return append(separateComments(b, trailingCommentLines(nodeOf(obj))), '\n'), nil
+	return append(separateComments(b, trailingCommentLines(yamltree.NodeOf(obj))), '\n'), nil
 }
 
 // trailingCommentLines counts the lines of the foot comments that end
@@ -220,14 +220,6 @@ func piece(rl *fn.ResourceList) ([]byte, error) {
 		return nil, fmt.Errorf("the SDK wrote a ResourceList that does not start with %q", header)
 	}
 	return rest, nil
-}
-
-// nodeOf returns the YAML node of obj itself, to be edited in place: the
-// SDK only hands it out by moving it, so it is moved back.
-func nodeOf(obj *fn.KubeObject) *yaml.Node {
-	n := obj.MoveToResourceNode().YNode()
-	*obj = *fn.MoveToKubeObject(yaml.NewRNode(n))
-	return n
 }
 
 // resultsPiece encodes results as piece does, but for strings that

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jobset-flux/jobset-flux/pkg/itemscan"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -136,7 +137,7 @@ func (l *Lazy) headOf(i int) (*fn.KubeObject, error) {
 
 // signatureDigest is the digest of a tree stub's stubSignature.
 func signatureDigest(stub *fn.KubeObject) [sha256.Size]byte {
-	return sha256.Sum256([]byte(stubSignature(nodeOf(stub))))
+	return sha256.Sum256([]byte(stubSignature(yamltree.NodeOf(stub))))
 }
 
 // text is item i's text.
@@ -186,7 +187,7 @@ func parseAlone(before, text, after []byte) (*fn.KubeObject, error) {
 		return nil, fmt.Errorf("its text reads as %d items", len(rl.Items)-want+1)
 	}
 	for k, it := range rl.Items {
-		if k != at && hasComments(nodeOf(it)) {
+		if k != at && hasComments(yamltree.NodeOf(it)) {
 			return nil, errors.New("yaml.v3 gives one of its comments to a neighbouring item")
 		}
 	}
@@ -235,7 +236,7 @@ func (l *Lazy) load(i int, sig *[sha256.Size]byte) (*fn.KubeObject, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: items[%d]: %w", ErrUnsafe, i, err)
 	}
-	if why := unsplittable(nodeOf(obj)); why != "" {
+	if why := unsplittable(yamltree.NodeOf(obj)); why != "" {
 		return nil, fmt.Errorf("%w: items[%d] %s", ErrUnsafe, i, why)
 	}
 	if signatureDigest(treeStub(obj, l.keep)) != *sig {

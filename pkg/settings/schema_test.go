@@ -12,7 +12,7 @@ import (
 )
 
 // schema is the JobSetFlux schema users read in krmfunction.yaml
-// (pkg/transform's schema tests hold the config reader to it).
+// (config_schema_test.go holds the config reader to it).
 func schema(t testing.TB) *spec.Schema {
 	t.Helper()
 	gvk := resid.Gvk{Group: "fn.flux-framework.org", Version: "v1alpha1", Kind: "JobSetFlux"}

@@ -257,6 +257,15 @@ func OfField(field string) (name string, typ Type, ok bool) {
 	return "", Type{}, false
 }
 
+// LooksLikeEnabled reports whether an annotation name under the prefix
+// is a misspelling of enabled: another case, a plural or tense, or one
+// or two letters off a name that is no setting.
+func LooksLikeEnabled(name string) bool {
+	const want = "enabled"
+	n := strings.ToLower(strings.TrimSpace(name))
+	return n == want || n == "enable" || n == "enables" || n == "enabling" || !slices.Contains(Names(), name) && editDistance(n, want) <= 2
+}
+
 // suggest returns ` (did you mean "x"?)` for the closest known name, if close.
 func suggest(name string) string {
 	// The selector is no setting, but the likeliest misspelling of all.

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -508,7 +509,7 @@ func TestInjectionIntoSettings(t *testing.T) {
 						return hJobSet{}, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cfg"}, "data": map[string]any{name: value}}
 					},
 					"JobSetFlux config": func() (hJobSet, map[string]any) {
-						return hJobSet{}, map[string]any{"apiVersion": transform.ConfigAPIVersion, "kind": transform.ConfigKind, "metadata": map[string]any{"name": "cfg"}, "spec": map[string]any{fieldName(name): value}}
+						return hJobSet{}, map[string]any{"apiVersion": settings.ConfigAPIVersion, "kind": settings.ConfigKind, "metadata": map[string]any{"name": "cfg"}, "spec": map[string]any{fieldName(name): value}}
 					},
 				}
 				for env, setting := range settings.EnvNames {

@@ -62,10 +62,10 @@ func findReferences(items fn.KubeObjects, config *fn.KubeObject, targets []*fn.K
 		})
 	}
 	for _, item := range items {
-		scan(item, nodeOf(item), item.GetNamespace())
+		scan(item, yamltree.NodeOf(item), item.GetNamespace())
 	}
 	if config != nil && !config.IsEmpty() {
-		scan(nil, nodeOf(config), "")
+		scan(nil, yamltree.NodeOf(config), "")
 	}
 	return found
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
@@ -14,7 +15,7 @@ import (
 
 // Keeps is what a record keeps of an item's labels and annotations:
 // those the function reads of an item it does not hold whole.
-// pruneOrphans reads the Flux annotation, local-config and the
+// prune reads the Flux annotation, local-config and the
 // generated-for labels; withPlacement, uniquePaths and results the
 // placement annotations. Sources are made with it
 // (resourcelist.NewWhole, resourcelist.ParseLazy).
@@ -22,7 +23,7 @@ func Keeps(field, key string) bool {
 	if field == "labels" {
 		return key == plan.ManagedByLabel || key == plan.JobSetLabel
 	}
-	return key == settings.EnabledAnnotation || key == fn.KptLocalConfig || isPlacement(key)
+	return key == settings.EnabledAnnotation || key == fn.KptLocalConfig || jobsetrender.IsPlacement(key)
 }
 
 // run is one Render: the input's table of records, the output's, and
@@ -44,16 +45,9 @@ type run struct {
 	held  map[int]*fn.KubeObject // whole items not in the sink, by position
 
 	owners  map[string]bool  // namespace/name of the JobSets that own generated objects
-	targets []*fn.KubeObject // orphans pruneOrphans may remove
+	targets []*fn.KubeObject // orphans prune may remove
 
 	findings []settled
-}
-
-// settled is a report on an object the loop is done with: its findings
-// and the object's record, which results read.
-type settled struct {
-	rec   *resourcelist.Record
-	found finding.List
 }
 
 func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.RecordFilter) *run {
@@ -68,25 +62,11 @@ func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.R
 	return r
 }
 
-// isOwner reports whether an item is a JobSet whose generated objects
-// are not orphans: one marked for Flux, unless marked "false". The
-// function never removes or renames a JobSet, so the owners of the
-// output are those of the input.
-func isOwner(rec *resourcelist.Record) bool {
-	value, marked := rec.Annotations()[settings.EnabledAnnotation]
-	return rec.Kind == jobset.Kind && marked && value != "false"
-}
-
 // candidate reports whether an item is labelled as generated for a
-// JobSet that is not in the input: an orphan pruneOrphans looks at.
+// JobSet that is not in the input: an orphan prune looks at.
 func (r *run) candidate(rec *resourcelist.Record) bool {
 	owner, generated := generatedFor(rec)
 	return generated && !r.owners[rec.Namespace+"/"+owner]
-}
-
-// isSecret reports whether an item is a v1 Secret.
-func isSecret(rec *resourcelist.Record) bool {
-	return rec.Kind == "Secret" && rec.APIVersion == "v1"
 }
 
 // takeEarly takes the items read whole before the loop gets to them:
@@ -106,7 +86,7 @@ func (r *run) takeEarly() error {
 		}
 		r.held[i] = obj
 		if r.candidate(rec) {
-			if recorded, matches := digestMatches(obj); recorded && matches {
+			if recorded, matches := jobsetrender.DigestMatches(obj); recorded && matches {
 				r.targets = append(r.targets, obj)
 			}
 		}
@@ -120,9 +100,9 @@ func (r *run) takeEarly() error {
 //
 //   - a v1 Secret of the input: a later JobSet may use it as its CURVE
 //     Secret and read its certificate (generate);
-//   - an orphan candidate: pruneOrphans checks its digest, over the
+//   - an orphan candidate: prune checks its digest, over the
 //     whole object;
-//   - an item that names a target (an orphan pruneOrphans may remove):
+//   - an item that names a target (an orphan prune may remove):
 //     findReferences must find that name where it is.
 func (r *run) keep(obj *fn.KubeObject, rec *resourcelist.Record, inInput bool) bool {
 	if inInput && isSecret(rec) || r.candidate(rec) {
@@ -181,7 +161,7 @@ func (r *run) place(generated []*fn.KubeObject, i int, index *index) {
 // finished what goes out in its place, reports what was said on their
 // behalf. Only a JobSet's metadata can change on the way (rendering,
 // unrendering), so another item keeps the record it came with.
-func (r *run) done(i int, input, finished *fn.KubeObject, reports []report) {
+func (r *run) done(i int, input, finished *fn.KubeObject, reports []jobsetrender.Report) {
 	inputRec, rec := r.out[i], r.out[i]
 	if finished != input || rec.Kind == jobset.Kind {
 		rec = r.rc.Record(finished)
@@ -198,22 +178,22 @@ type known struct {
 
 // settle keeps reports as findings on their objects' records: the first
 // of known that names the object, else its record made now.
-func (r *run) settle(reports []report, records ...known) {
+func (r *run) settle(reports []jobsetrender.Report, records ...known) {
 	for _, rep := range reports {
-		if len(rep.found) == 0 {
+		if len(rep.Found) == 0 {
 			continue
 		}
 		var rec *resourcelist.Record
 		for _, k := range records {
-			if k.obj == rep.obj {
+			if k.obj == rep.Obj {
 				rec = k.rec
 				break
 			}
 		}
-		if rec == nil && rep.obj != nil {
-			rec = r.rc.Record(rep.obj)
+		if rec == nil && rep.Obj != nil {
+			rec = r.rc.Record(rep.Obj)
 		}
-		r.findings = append(r.findings, settled{rec, rep.found})
+		r.findings = append(r.findings, settled{rec, rep.Found})
 	}
 }
 
@@ -270,7 +250,7 @@ func (r *run) finish() error {
 
 // results are the source's results, then the function's.
 func (r *run) results() fn.Results {
-	return append(slices.Clip(r.src.Results()), results(r.findings)...)
+	return append(slices.Clip(r.src.Results()), krmResults(r.findings)...)
 }
 
 // failed reports whether any finding is an error.
@@ -281,4 +261,45 @@ func (r *run) failed() bool {
 		}
 	}
 	return false
+}
+
+// prune removes the ConfigMaps and Secrets the function generated
+// for JobSets that are no longer in the input, or no longer annotated for
+// Flux. kpt writes generated objects into the package, so without this a
+// renamed or removed JobSet would leave its old files behind for good.
+//
+// An object is removed only when the function can prove it wrote that
+// exact object and that nothing still needs it: it carries the digest the
+// function recorded when it wrote it (plan.DigestAnnotation) and the
+// digest still matches the object (stampDigest, digestOf), and nothing in
+// the output or the function config names it (findReferences). Every
+// other object labelled as generated for a JobSet that is gone stays, with
+// a warning that says why; among them the objects earlier versions wrote,
+// which carry no digest: nothing tells them from a user's lookalike.
+func (r *run) prune(config *fn.KubeObject) {
+	var orphans []int
+	var proven []*fn.KubeObject
+	for at, rec := range r.out {
+		if rec != nil && r.candidate(rec) {
+			// keep held every candidate whole.
+			orphans = append(orphans, at)
+			if recorded, matches := jobsetrender.DigestMatches(r.held[at]); recorded && matches {
+				proven = append(proven, r.held[at])
+			}
+		}
+	}
+	if len(orphans) == 0 {
+		return
+	}
+	// An item in the sink never names an orphan that may be removed
+	// (keep held such items whole): only the items held can.
+	refs := findReferences(r.heldTrees(), config, proven)
+	for _, at := range orphans {
+		found := pruneVerdict(r.held[at], r.out[at], refs)
+		r.findings = append(r.findings, settled{r.out[at], found})
+		if found[0].Severity == finding.Info {
+			r.out[at] = nil
+			delete(r.held, at)
+		}
+	}
 }
