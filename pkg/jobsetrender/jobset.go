@@ -10,8 +10,6 @@
 package jobsetrender
 
 import (
-	"crypto/rand"
-	"io"
 	"slices"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
@@ -20,27 +18,6 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
-
-// Renderer renders JobSets with one key policy: a seed, or a source of
-// random keys. It keeps no state between JobSets.
-type Renderer struct {
-	seed   []byte
-	random io.Reader
-}
-
-// New checks the seed (nil: none) and returns the renderer; random is
-// the source of random keys (crypto/rand when nil).
-func New(seed []byte, random io.Reader) (*Renderer, error) {
-	if seed != nil {
-		if err := checkSeed(seed); err != nil {
-			return nil, err
-		}
-	}
-	if random == nil {
-		random = rand.Reader
-	}
-	return &Renderer{seed: seed, random: random}, nil
-}
 
 // Report is what the render says about one object: the JobSet, or
 // another object of the list it read (an existing CURVE Secret).

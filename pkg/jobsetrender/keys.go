@@ -2,14 +2,37 @@ package jobsetrender
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"io"
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
+
+// Renderer renders JobSets with one key policy: a seed, or a source of
+// random keys. It keeps no state between JobSets.
+type Renderer struct {
+	seed   []byte
+	random io.Reader
+}
+
+// New checks the seed (nil: none) and returns the renderer; random is
+// the source of random keys (crypto/rand when nil).
+func New(seed []byte, random io.Reader) (*Renderer, error) {
+	if seed != nil {
+		if err := checkSeed(seed); err != nil {
+			return nil, err
+		}
+	}
+	if random == nil {
+		random = rand.Reader
+	}
+	return &Renderer{seed: seed, random: random}, nil
+}
 
 // certificate applies the key policy for one JobSet and returns the
 // certificate to put in a new Secret, or nil when no Secret is generated:

@@ -11,31 +11,11 @@ import (
 // resources and user, the startup probe, and the pod fields under which
 // the entrypoint cannot work as the user expects.
 
-// InstallerUID is the flux-installer's runAsUser when the pod asks for
-// runAsNonRoot without a runAsUser and the wrapped container names none
-// either: the view image's default user is root, which the kubelet then
-// refuses to start. 65534 (nobody) can read the view image and write the
-// emptyDirs (mode 0777) it copies into.
-const InstallerUID = 65534
-
 // ViewCopySize is how much ephemeral storage the flux-installer's copy of
 // the default view image takes (docs/contributing/faults.md says how it was measured):
 // the flux-install and flux-software emptyDirs count against the pod's
 // ephemeral-storage limits.
 var ViewCopySize = resource.MustParse("1Gi")
-
-// Installer is the flux-installer init container's resources and user.
-type Installer struct {
-	// CPU and Memory are its requests and limits, "" for none: the
-	// wrapped container's when every other container of the pod is
-	// Guaranteed, so that the installer keeps the pod Guaranteed (the
-	// QoS class counts init containers) without adding to what the
-	// pod requests (the largest init container, or the sum of the
-	// others, whichever is more).
-	CPU, Memory string
-	// RunAsUser is its runAsUser, nil to inherit the pod's.
-	RunAsUser *int64
-}
 
 // installerOf derives a group's flux-installer from its pod.
 func installerOf(pod *jobset.Pod, c *jobset.Container) Installer {

@@ -56,10 +56,10 @@ func TestSchemaDeclaresSettingsTable(t *testing.T) {
 		for _, v := range prop.Enum {
 			enum = append(enum, fmt.Sprint(v))
 		}
-		if !slices.Equal(enum, row.value.enum) {
-			t.Errorf("spec.%s: the schema's enum is %q, the settings table's %q", field, enum, row.value.enum)
+		if !slices.Equal(enum, row.rule.enum) {
+			t.Errorf("spec.%s: the schema's enum is %q, the settings table's %q", field, enum, row.rule.enum)
 		}
-		lo, hi, bounded := row.value.lo, row.value.hi, row.value.bounded
+		lo, hi, bounded := row.rule.lo, row.rule.hi, row.rule.bounded
 		switch {
 		case bounded && (prop.Minimum == nil || prop.Maximum == nil):
 			t.Errorf("spec.%s: the schema has no minimum and maximum; the settings table says %d..%d", field, lo, hi)
