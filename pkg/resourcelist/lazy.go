@@ -47,8 +47,9 @@ type Lazy struct {
 
 	records []*Record
 
-	mu   sync.Mutex
-	sigs []*[sha256.Size]byte // by item; nil once loaded
+	mu    sync.Mutex
+	sigs  []*[sha256.Size]byte // by item
+	taken []bool               // by item: asked for (Finish checks the others)
 }
 
 // ParseLazy reads in as Parse does, except that of each item only the
@@ -96,7 +97,7 @@ func parseRest(split *itemscan.Split) (*fn.ResourceList, error) {
 // interner of its own.
 func (l *Lazy) readRecords() error {
 	n := len(l.split.Items)
-	l.records, l.sigs = make([]*Record, n), make([]*[sha256.Size]byte, n)
+	l.records, l.sigs, l.taken = make([]*Record, n), make([]*[sha256.Size]byte, n), make([]bool, n)
 	errs := make([]error, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -216,16 +217,16 @@ func (l *Lazy) FunctionConfig() *fn.KubeObject { return l.rest.FunctionConfig }
 // Results are the results the list holds (an earlier function's).
 func (l *Lazy) Results() fn.Results { return l.rest.Results }
 
-// Item parses item i whole from its text. Each item is parsed at most
-// once: asked for again, it is an error.
+// Item parses item i whole from its text, each time it is asked for:
+// nothing is kept, so memory follows the items in use.
 func (l *Lazy) Item(i int) (*fn.KubeObject, error) {
+	if i < 0 || i >= len(l.sigs) {
+		return nil, fmt.Errorf("the list has no items[%d]", i)
+	}
 	l.mu.Lock()
 	sig := l.sigs[i]
-	l.sigs[i] = nil
+	l.taken[i] = true
 	l.mu.Unlock()
-	if sig == nil {
-		return nil, fmt.Errorf("items[%d] was already taken", i)
-	}
 	return l.load(i, sig)
 }
 
@@ -251,13 +252,13 @@ func (l *Lazy) load(i int, sig *[sha256.Size]byte) (*fn.KubeObject, error) {
 func (l *Lazy) Finish() error {
 	l.mu.Lock()
 	var rest []int
-	for i, sig := range l.sigs {
-		if sig != nil {
+	for i, taken := range l.taken {
+		if !taken {
 			rest = append(rest, i)
+			l.taken[i] = true
 		}
 	}
 	sigs := l.sigs
-	l.sigs = make([]*[sha256.Size]byte, len(sigs))
 	l.mu.Unlock()
 	errs := make([]error, len(rest))
 	var next atomic.Int64

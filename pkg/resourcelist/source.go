@@ -13,7 +13,10 @@ import (
 type Source interface {
 	// Records is the record of every item, in list order.
 	Records() []*Record
-	// Item is item i whole; each item is taken at most once.
+	// Item is item i whole. An item asked for again is given again, as
+	// the list holds it: whether from memory or parsed again is the
+	// source's choice, so the caller states what it needs and when, and
+	// holds nothing for later.
 	Item(i int) (*fn.KubeObject, error)
 	// FunctionConfig is the list's functionConfig.
 	FunctionConfig() *fn.KubeObject
@@ -32,7 +35,8 @@ type Whole struct {
 }
 
 // NewWhole is the Source of rl, whose records keep the labels and
-// annotations keep allows. Each item taken leaves rl.Items.
+// annotations keep allows. An item is given from rl.Items each time it
+// is asked for: the tree is in memory anyway, from the parse on.
 func NewWhole(rl *fn.ResourceList, keep RecordFilter) *Whole {
 	rc := NewRecorder(keep)
 	records := make([]*Record, len(rl.Items))
@@ -47,12 +51,10 @@ func (s *Whole) Records() []*Record { return s.records }
 
 // Item implements Source.
 func (s *Whole) Item(i int) (*fn.KubeObject, error) {
-	obj := s.rl.Items[i]
-	if obj == nil {
-		return nil, fmt.Errorf("items[%d] was already taken", i)
+	if i < 0 || i >= len(s.rl.Items) {
+		return nil, fmt.Errorf("the list has no items[%d]", i)
 	}
-	s.rl.Items[i] = nil
-	return obj, nil
+	return s.rl.Items[i], nil
 }
 
 // FunctionConfig implements Source.

@@ -45,19 +45,20 @@ type index struct {
 	positions map[string]int
 	jobsets   map[string]int
 	out       *[]*resourcelist.Record
-	whole     map[int]*fn.KubeObject
+	src       resourcelist.Source
 	// claims are by namespace/subdomain.
 	claims map[string][]jobsetrender.Claim
 }
 
 func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
-// newIndex indexes input, whose items out and whole say as the loop goes
-// on: every JobSet claims its name as subdomain (spec.network may say
-// otherwise, which observe adds as the loop takes it), and every v1
-// Service its name, with its selector (whole holds the Services).
-func newIndex(input []*resourcelist.Record, out *[]*resourcelist.Record, whole map[int]*fn.KubeObject) *index {
-	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, out: out, whole: whole, claims: map[string][]jobsetrender.Claim{}}
+// newIndex indexes input, read from src, what stands at each position
+// of which out says as the loop goes on: every JobSet claims its name as
+// subdomain (spec.network may say otherwise, which observe adds as the
+// loop takes it), and every v1 Service its name, with the JobSet its
+// selector picks (selectors, by position).
+func newIndex(src resourcelist.Source, input []*resourcelist.Record, out *[]*resourcelist.Record, selectors map[int]string) *index {
+	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, out: out, src: src, claims: map[string][]jobsetrender.Claim{}}
 	for i, it := range input {
 		switch it.Kind {
 		case "ConfigMap", "Secret":
@@ -71,10 +72,7 @@ func newIndex(input []*resourcelist.Record, out *[]*resourcelist.Record, whole m
 		}
 		switch {
 		case isService(it):
-			c := jobsetrender.Claim{Kind: "Service", Name: it.Name}
-			if obj := whole[i]; obj != nil {
-				c.Selects, _, _ = obj.NestedString("spec", "selector", jobsetrender.JobSetNameLabel)
-			}
+			c := jobsetrender.Claim{Kind: "Service", Name: it.Name, Selects: selectors[i]}
 			ix.claims[it.Namespace+"/"+it.Name] = append(ix.claims[it.Namespace+"/"+it.Name], c)
 		case it.Kind == jobset.Kind:
 			c := jobsetrender.Claim{Kind: jobset.Kind, Name: it.Name, Flux: isSelected(it)}
@@ -101,13 +99,21 @@ func (ix *index) ConfigMap(namespace, name string) (exists, managed bool) {
 	return true, (*ix.out)[i].Label(plan.ManagedByLabel) == plan.ManagedByValue
 }
 
-// Secret is what stands where the input holds the Secret, whole (the
-// run holds every Secret of the input: keep), or nil.
+// Secret is the input's Secret of namespace and name, whole, or nil:
+// the function never generates a Secret where the input holds one
+// (jobsetrender keeps an existing CURVE Secret), so it is the source's.
+// A Secret the source cannot give again is reported by the loop, which
+// takes every item.
 func (ix *index) Secret(namespace, name string) *fn.KubeObject {
-	if i, ok := ix.position("Secret", namespace, name); ok {
-		return ix.whole[i]
+	i, ok := ix.position("Secret", namespace, name)
+	if !ok {
+		return nil
 	}
-	return nil
+	obj, err := ix.src.Item(i)
+	if err != nil {
+		return nil
+	}
+	return obj
 }
 
 // Claims are the objects that claim the subdomain in namespace.

@@ -13,21 +13,20 @@ import (
 
 // pruneVerdict says what becomes of an orphan: an info when it is
 // removed, else a warning that says why it stays.
-func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, refs map[*fn.KubeObject]reference) finding.List {
+func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, ref reference, referenced bool) finding.List {
 	owner, _ := generatedFor(rec)
 	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", rec.Kind, finding.Quote(owner), settings.EnabledAnnotation)
 	labelled := fmt.Sprintf("kept: it is labelled %s=%s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", plan.ManagedByLabel, plan.ManagedByValue, finding.Quote(owner), settings.EnabledAnnotation)
 	digestPath := "metadata.annotations[" + plan.DigestAnnotation + "]"
 	var found finding.List
 	recorded, matches := jobsetrender.DigestMatches(item)
-	ref, referenced := refs[item]
 	switch {
 	case !recorded:
 		found.Warnf(digestPath, "%s, but it has no %s annotation, so nothing proves that jobset-flux wrote it (a user or another tool did, or a jobset-flux older than the digest); delete it yourself if nothing needs it", labelled, plan.DigestAnnotation)
 	case !matches:
 		found.Warnf(digestPath, "%s, but it is no longer what jobset-flux wrote: a value, label, annotation or field was changed or added since (its %s annotation does not match it); delete it yourself if nothing needs it", labelled, plan.DigestAnnotation)
 	case referenced:
-		found.Warnf("", "kept: %s, but %s still refers to it at %s; it is removed by the first render after nothing refers to it", orphan, ref.describe(), shorten(ref.path))
+		found.Warnf("", "kept: %s, but %s still refers to it at %s; it is removed by the first render after nothing refers to it", orphan, ref.holderName(), shorten(ref.path))
 	default:
 		found.Infof("", "removed: %s", orphan)
 	}

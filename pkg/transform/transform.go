@@ -78,10 +78,10 @@ func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep
 	if found.HasErrors() {
 		return r.results(), false, r.passThrough()
 	}
-	if err := r.takeEarly(); err != nil {
+	if err := r.survey(); err != nil {
 		return r.results(), false, err
 	}
-	index := newIndex(r.input, &r.out, r.held)
+	index := newIndex(src, r.input, &r.out, r.selectors)
 	for i := range r.input {
 		item, err := r.take(i)
 		if err != nil {
@@ -108,7 +108,9 @@ func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep
 		}
 		r.done(i, item, finished, reports)
 	}
-	r.prune(src.FunctionConfig())
+	if err := r.prune(src.FunctionConfig()); err != nil {
+		return r.results(), false, err
+	}
 	if err := r.finish(); err != nil {
 		return r.results(), false, err
 	}
