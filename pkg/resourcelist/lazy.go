@@ -230,6 +230,9 @@ func (l *Lazy) Item(i int) (*fn.KubeObject, error) {
 	return l.load(i, sig)
 }
 
+// Again implements Source: an item is parsed each time it is asked for.
+func (l *Lazy) Again(int) {}
+
 // load parses item i whole and checks it against its record: its tree
 // stub must have the signature the record was read with.
 func (l *Lazy) load(i int, sig *[sha256.Size]byte) (*fn.KubeObject, error) {

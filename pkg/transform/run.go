@@ -80,14 +80,20 @@ func (r *run) candidate(rec *resourcelist.Record) bool {
 
 // survey is the index pass: it reads whole the input's v1 Services
 // (their selectors say whether a JobSet's subdomain is taken: newIndex)
-// and the orphan candidates (their digests say which are targets).
-// Whether a candidate is an orphan depends only on the input's JobSets,
-// which the records say.
+// and the orphan candidates (their digests say which are targets), and
+// tells the source which items the render pass asks for more than once:
+// those two, and the input's v1 Secrets (a JobSet may use one as its
+// CURVE Secret and read its certificate). Whether a candidate is an
+// orphan depends only on the input's JobSets, which the records say.
 func (r *run) survey() error {
 	for i, rec := range r.input {
+		if isSecret(rec) {
+			r.src.Again(i)
+		}
 		if !isService(rec) && !r.candidate(rec) {
 			continue
 		}
+		r.src.Again(i)
 		obj, err := r.src.Item(i)
 		if err != nil {
 			return err
