@@ -14,11 +14,11 @@ func listDoc() string {
 	return "apiVersion: v1\nkind: List\nitems:\n" + indentItem(goodJobSet)
 }
 
-// TestWave4ListRenderedOrRefused: issue 31, class 6. A JobSet inside a
+// TestListRenderedOrRefused: issue 31, class 6. A JobSet inside a
 // v1 List is rendered in plain-file mode (kyaml's reader unwraps the
 // List) as goodJobSet renders on its own; in KRM mode, where the List is
 // one item, it is refused with exit 1 instead of passing unrendered.
-func TestWave4ListRenderedOrRefused(t *testing.T) {
+func TestListRenderedOrRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "list.yaml")
 	if err := os.WriteFile(path, []byte(listDoc()), 0o644); err != nil {
 		t.Fatal(err)
@@ -72,10 +72,10 @@ func jobSetOf(t *testing.T, out string, list bool) string {
 	return ""
 }
 
-// TestWave4NoCommandWarns: issue 31, class 2. A container with neither
+// TestNoCommandWarns: issue 31, class 2. A container with neither
 // command nor args makes the instance interactive with a warning printed
 // without -v; interactive: "true" says it is meant, and silences it.
-func TestWave4NoCommandWarns(t *testing.T) {
+func TestNoCommandWarns(t *testing.T) {
 	noCommand := strings.Replace(goodJobSet, `              command: [sh, -c, "echo hello"]`+"\n", "", 1)
 	path := filepath.Join(t.TempDir(), "js.yaml")
 	if err := os.WriteFile(path, []byte(noCommand), 0o644); err != nil {
