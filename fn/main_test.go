@@ -17,6 +17,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -557,11 +558,11 @@ func (c hostileCase) input(t *testing.T) string {
 // runFn runs the command with the test seed and turns a panic into a failure.
 func runFn(t *testing.T, args []string, stdin string) (code int, stdout, stderr string) {
 	t.Helper()
-	return runFnWith(t, defaultMemory(), args, stdin)
+	return runFnWith(t, resourcelist.DefaultPolicy(settings.EnabledAnnotation), args, stdin)
 }
 
 // runFnWith is runFn with the memory policy mem.
-func runFnWith(t *testing.T, mem memory, args []string, stdin string) (code int, stdout, stderr string) {
+func runFnWith(t *testing.T, mem resourcelist.Policy, args []string, stdin string) (code int, stdout, stderr string) {
 	t.Helper()
 	t.Setenv(jobsetrender.SeedEnv, testSeed)
 	var out, errb bytes.Buffer
