@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
-	"github.com/jobset-flux/jobset-flux/pkg/transform"
 )
 
 // usageLines are the command's forms, printed by --help and after a
@@ -43,8 +43,8 @@ const helpExample = `Example:
   helm template REL CHART --post-renderer jobset-flux --post-renderer-args -    (Helm 3)
   helm template REL CHART --post-renderer jobset-flux                           (Helm 4 plugin)
 
-Give the same secret key seed (--key-seed-file, ` + transform.SeedFileEnv + ` or
-` + transform.SeedEnv + `) to every render of a JobSet, so the CURVE key, and
+Give the same secret key seed (--key-seed-file, ` + jobsetrender.SeedFileEnv + ` or
+` + jobsetrender.SeedEnv + `) to every render of a JobSet, so the CURVE key, and
 with it the pods, stay the same from one render to the next.
 `
 
@@ -56,7 +56,7 @@ func printHelp(w io.Writer, flags *flag.FlagSet) {
 	io.WriteString(w, helpIntro)
 	printUsage(w, flags)
 	fmt.Fprintf(w, "\nEnvironment:\n  %s, %s\n        the key seed, when --key-seed-file is not given\n  %s\n        the input limit, when --max-input is not given\n",
-		transform.SeedEnv, transform.SeedFileEnv, MaxInputEnv)
+		jobsetrender.SeedEnv, jobsetrender.SeedFileEnv, MaxInputEnv)
 	io.WriteString(w, "\n")
 	printSettings(w)
 	io.WriteString(w, "\n"+helpExample)

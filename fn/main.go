@@ -17,7 +17,9 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
@@ -41,11 +43,11 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runWith(defaultMemory(), args, stdin, stdout, stderr)
+	return runWith(resourcelist.DefaultPolicy(settings.EnabledAnnotation), args, stdin, stdout, stderr)
 }
 
 // runWith is run with the memory policy mem (the tests give their own).
-func runWith(mem memory, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runWith(mem resourcelist.Policy, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version":
@@ -117,7 +119,7 @@ type options struct {
 	// paths are the files and directories to render; none: stdin.
 	paths []string
 	// memory is how a list is read and written, by its size.
-	memory memory
+	memory resourcelist.Policy
 }
 
 // parseFlags reads the command line of a render. The exit code is -1
@@ -127,7 +129,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	flags := flag.NewFlagSet("jobset-flux", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	flags.StringVar(&opts.configFile, "config", "", "function config file (a ConfigMap or a JobSetFlux) for standalone mode")
-	flags.StringVar(&opts.seedFile, "key-seed-file", "", "file holding the secret seed for reproducible CURVE keys (overrides "+transform.SeedFileEnv+")")
+	flags.StringVar(&opts.seedFile, "key-seed-file", "", "file holding the secret seed for reproducible CURVE keys (overrides "+jobsetrender.SeedFileEnv+")")
 	flags.BoolVar(&opts.verbose, "v", false, "also print info results (fields set on your behalf) on stderr")
 	maxInput := flags.String("max-input", "", "bytes read at most from stdin and from each input file, e.g. 512Mi (default 256Mi, or "+MaxInputEnv+")")
 	// Help goes to stdout (kpt fn doc shows only that), the usage after
@@ -174,24 +176,21 @@ func flagAmong(flags *flag.FlagSet, paths []string) string {
 // runKRM is the KRM function protocol: the ResourceList, with results, is
 // always written; the exit code says whether there were errors; errors and
 // warnings also go to stderr, because kustomize shows only stderr. mem
-// picks the Source and the Sink (memory.go): the items are rendered the
+// picks the Source and the Sink (resourcelist.Policy): the items are rendered the
 // same way whichever reads and writes them.
-func runKRM(proc *transform.Processor, mem memory, in []byte, verbose bool, stdout, stderr io.Writer) int {
-	out, sink, done := rendered{}, resourcelist.Sink(nil), false
-	if mem.streams(in) {
-		out, sink, done = renderLazy(proc, mem, in, stderr)
-	}
-	if !done {
-		rl, err := resourcelist.Parse(in)
-		if err != nil {
-			fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", resourcelist.OneLine(resourcelist.Clip(err.Error(), resourcelist.MaxLine)))
-			return exitFailed
-		}
-		sink, _ = mem.sink(len(in), stderr)
-		if out, err = render(proc, resourcelist.NewWhole(rl, transform.Keeps), sink); err != nil {
-			sink.Release()
-			return writeFailed(stdout, stderr, out, err)
-		}
+func runKRM(proc *transform.Processor, mem resourcelist.Policy, in []byte, verbose bool, stdout, stderr io.Writer) int {
+	var out rendered
+	sink, err := mem.Render(in, transform.Keeps, stderr, func(src resourcelist.Source, sink resourcelist.Sink) (err error) {
+		out, err = render(proc, src, sink)
+		return err
+	})
+	var notList *resourcelist.NotAList
+	switch {
+	case errors.As(err, &notList):
+		fmt.Fprintf(stderr, "jobset-flux: %s; run without arguments only from kustomize or kpt (a ResourceList with kind: ResourceList, items: [...]), or pass files to render plain YAML\n", resourcelist.OneLine(resourcelist.Clip(err.Error(), resourcelist.MaxLine)))
+		return exitFailed
+	case err != nil:
+		return writeFailed(stdout, stderr, out, err)
 	}
 	if code, written := writeList(stdout, stderr, sink, out); !written {
 		return code
@@ -255,7 +254,7 @@ func runFiles(proc *transform.Processor, opts options, stdout, stderr io.Writer)
 			lists++
 		}
 	}
-	tuneGC(size, false)
+	resourcelist.TuneGC(size, false)
 	switch {
 	case lists == 1 && len(files) == 1:
 		return runList(proc, opts, "in "+files[0].name, files[0].data, stdout, stderr)
@@ -379,12 +378,12 @@ const (
 func loadSeed(flagFile string) ([]byte, error) {
 	file := flagFile
 	if file == "" {
-		file = os.Getenv(transform.SeedFileEnv)
+		file = os.Getenv(jobsetrender.SeedFileEnv)
 	}
-	value, inEnv := os.LookupEnv(transform.SeedEnv)
+	value, inEnv := os.LookupEnv(jobsetrender.SeedEnv)
 	switch {
 	case file != "" && inEnv && flagFile == "":
-		return nil, fmt.Errorf("both %s and %s are set; set one", transform.SeedEnv, transform.SeedFileEnv)
+		return nil, fmt.Errorf("both %s and %s are set; set one", jobsetrender.SeedEnv, jobsetrender.SeedFileEnv)
 	case file != "":
 		data, err := resourcelist.ReadFile(file, maxSeedFile)
 		if err != nil {

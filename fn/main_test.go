@@ -17,9 +17,9 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/internal/testenv"
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
-	"github.com/jobset-flux/jobset-flux/pkg/transform"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -560,13 +560,13 @@ func (c hostileCase) input(t *testing.T) string {
 // runFn runs the command with the test seed and turns a panic into a failure.
 func runFn(t *testing.T, args []string, stdin string) (code int, stdout, stderr string) {
 	t.Helper()
-	return runFnWith(t, defaultMemory(), args, stdin)
+	return runFnWith(t, resourcelist.DefaultPolicy(settings.EnabledAnnotation), args, stdin)
 }
 
 // runFnWith is runFn with the memory policy mem.
-func runFnWith(t *testing.T, mem memory, args []string, stdin string) (code int, stdout, stderr string) {
+func runFnWith(t *testing.T, mem resourcelist.Policy, args []string, stdin string) (code int, stdout, stderr string) {
 	t.Helper()
-	t.Setenv(transform.SeedEnv, testSeed)
+	t.Setenv(jobsetrender.SeedEnv, testSeed)
 	var out, errb bytes.Buffer
 	func() {
 		defer func() {
@@ -949,7 +949,7 @@ func TestNoCommandWarns(t *testing.T) {
 func TestSeedProblems(t *testing.T) {
 	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
 	t.Run("too short", func(t *testing.T) {
-		t.Setenv(transform.SeedEnv, "short-secret")
+		t.Setenv(jobsetrender.SeedEnv, "short-secret")
 		var out, errb bytes.Buffer
 		code := run(nil, strings.NewReader(in), &out, &errb)
 		if code != exitProblem || !strings.Contains(errb.String(), "at least 32 bytes") || strings.Contains(errb.String(), "short-secret") {
@@ -957,8 +957,8 @@ func TestSeedProblems(t *testing.T) {
 		}
 	})
 	t.Run("both set", func(t *testing.T) {
-		t.Setenv(transform.SeedEnv, testSeed)
-		t.Setenv(transform.SeedFileEnv, "/nonexistent")
+		t.Setenv(jobsetrender.SeedEnv, testSeed)
+		t.Setenv(jobsetrender.SeedFileEnv, "/nonexistent")
 		var out, errb bytes.Buffer
 		if code := run(nil, strings.NewReader(in), &out, &errb); code != exitProblem || !strings.Contains(errb.String(), "set one") {
 			t.Errorf("exit %d, stderr %q", code, errb.String())
@@ -1135,7 +1135,7 @@ func bigList(n, valueLen int) []byte {
 // the valid JobSet rendered. It returns the output's size.
 func checkRun(t *testing.T, in []byte, items int) int {
 	t.Helper()
-	t.Setenv(transform.SeedEnv, testSeed)
+	t.Setenv(jobsetrender.SeedEnv, testSeed)
 	var out, errb bytes.Buffer
 	if code := run(nil, bytes.NewReader(in), &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %.2000s", code, errb.String())
@@ -1227,19 +1227,19 @@ func TestSeedAndInputFiles(t *testing.T) {
 		{"seed file /dev/zero", nil, []string{"--key-seed-file", "/dev/zero"}, exitProblem, "not a regular file"},
 		{"seed file /dev/urandom", nil, []string{"--key-seed-file", "/dev/urandom"}, exitProblem, "not a regular file"},
 		{"seed file FIFO", nil, []string{"--key-seed-file", fifo}, exitProblem, "not a regular file (it is a FIFO)"},
-		{"seed file from the environment, FIFO", map[string]string{transform.SeedFileEnv: fifo}, nil, exitProblem, "not a regular file"},
+		{"seed file from the environment, FIFO", map[string]string{jobsetrender.SeedFileEnv: fifo}, nil, exitProblem, "not a regular file"},
 		{"seed file of 1 MiB", nil, []string{"--key-seed-file", write("big", bytes.Repeat([]byte("0123456789abcdef"), 1<<16))}, exitProblem, "at most 4096 are read"},
 		{"seed file of zeros", nil, []string{"--key-seed-file", write("zeros", make([]byte, 64))}, exitProblem, "too uniform"},
 		{"seed file of spaces", nil, []string{"--key-seed-file", write("spaces", bytes.Repeat([]byte(" \t"), 32))}, exitProblem, "too uniform"},
-		{"seed of one repeated pair", map[string]string{transform.SeedEnv: strings.Repeat("ab", 20)}, nil, exitProblem, "too uniform"},
+		{"seed of one repeated pair", map[string]string{jobsetrender.SeedEnv: strings.Repeat("ab", 20)}, nil, exitProblem, "too uniform"},
 		{"config /dev/zero", nil, []string{"--config", "/dev/zero", js}, exitUsage, "not a regular file"},
 		{"config FIFO", nil, []string{"--config", fifo, js}, exitUsage, "not a regular file"},
 		{"input file FIFO", nil, []string{fifo}, exitUsage, "not a regular file"},
 		{"input file /dev/zero", nil, []string{"/dev/zero"}, exitUsage, "not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(transform.SeedEnv, "")
-			os.Unsetenv(transform.SeedEnv)
+			t.Setenv(jobsetrender.SeedEnv, "")
+			os.Unsetenv(jobsetrender.SeedEnv)
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
@@ -1250,7 +1250,7 @@ func TestSeedAndInputFiles(t *testing.T) {
 		})
 	}
 	t.Run("good seed file", func(t *testing.T) {
-		os.Unsetenv(transform.SeedEnv)
+		os.Unsetenv(jobsetrender.SeedEnv)
 		code, _, stderr := runWithin(t, 10*time.Second, []string{"--key-seed-file", write("seed", []byte(testSeed+"\n"))}, empty)
 		if code != exitOK {
 			t.Errorf("exit %d: %s", code, stderr)

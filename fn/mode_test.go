@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jobset-flux/jobset-flux/pkg/transform"
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -172,7 +172,7 @@ func TestFlagsKeepKRMMode(t *testing.T) {
 		functionConfig("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {port: \"9000\"}\n")
 	for _, args := range [][]string{nil, {"--key-seed-file", seedFile}, {"-v"}, {"-v", "--key-seed-file", seedFile}} {
 		t.Run(strings.Join(append([]string{"args"}, args...), " "), func(t *testing.T) {
-			os.Unsetenv(transform.SeedEnv)
+			os.Unsetenv(jobsetrender.SeedEnv)
 			code, out, stderr := runWithin(t, 30*time.Second, args, in)
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)

@@ -8,16 +8,17 @@ import (
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )
 
 // Issue 19, class 8: the output text kept in a temporary file until it is
-// written (resourcelist.SpoolSink), from memory.spoolFrom of input.
+// written (resourcelist.SpoolSink), from resourcelist.Policy.SpoolFrom of input.
 
 // spoolFrom is the default policy with the output spooled from n bytes
 // of input, and read lazily from stream bytes.
-func spoolFrom(n, stream int) memory {
-	m := defaultMemory()
-	m.spoolFrom, m.streamFrom = n, stream
+func spoolFrom(n, stream int) resourcelist.Policy {
+	m := resourcelist.DefaultPolicy(settings.EnabledAnnotation)
+	m.SpoolFrom, m.StreamFrom = n, stream
 	return m
 }
 
@@ -88,7 +89,7 @@ func TestSpoolFailsWithErrorResult(t *testing.T) {
 		cause  string
 	}{{false, "writing to the spool: no space left on device"}, {true, "reading the spool at "}} {
 		mem := spoolFrom(0, 100<<20)
-		mem.newSpool = func() (*resourcelist.Spool, error) {
+		mem.NewSpool = func() (*resourcelist.Spool, error) {
 			f, err := os.CreateTemp(t.TempDir(), "spool")
 			if err != nil {
 				return nil, err

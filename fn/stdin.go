@@ -53,6 +53,6 @@ func readStdin(stdin io.Reader, opts options, stderr io.Writer) ([]byte, int) {
 		}
 		return nil, exitProblem
 	}
-	tuneGC(len(in), false)
+	resourcelist.TuneGC(len(in), false)
 	return in, -1
 }

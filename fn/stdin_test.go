@@ -9,7 +9,7 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/jobset-flux/jobset-flux/pkg/transform"
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -105,8 +105,8 @@ func TestStdinPathSeed(t *testing.T) {
 	}
 	render := func(env map[string]string, args ...string) string {
 		t.Helper()
-		os.Unsetenv(transform.SeedEnv)
-		os.Unsetenv(transform.SeedFileEnv)
+		os.Unsetenv(jobsetrender.SeedEnv)
+		os.Unsetenv(jobsetrender.SeedFileEnv)
 		for k, v := range env {
 			t.Setenv(k, v)
 		}
@@ -116,20 +116,20 @@ func TestStdinPathSeed(t *testing.T) {
 		}
 		return out
 	}
-	t.Setenv(transform.SeedEnv, "")
-	t.Setenv(transform.SeedFileEnv, "")
+	t.Setenv(jobsetrender.SeedEnv, "")
+	t.Setenv(jobsetrender.SeedFileEnv, "")
 	byFlag := render(nil, "--key-seed-file", seedFile)
-	if byEnvFile := render(map[string]string{transform.SeedFileEnv: seedFile}); byEnvFile != byFlag {
-		t.Errorf("%s gives another render than --key-seed-file", transform.SeedFileEnv)
+	if byEnvFile := render(map[string]string{jobsetrender.SeedFileEnv: seedFile}); byEnvFile != byFlag {
+		t.Errorf("%s gives another render than --key-seed-file", jobsetrender.SeedFileEnv)
 	}
-	if byEnv := render(map[string]string{transform.SeedEnv: testSeed}); byEnv != byFlag {
-		t.Errorf("%s gives another render than --key-seed-file", transform.SeedEnv)
+	if byEnv := render(map[string]string{jobsetrender.SeedEnv: testSeed}); byEnv != byFlag {
+		t.Errorf("%s gives another render than --key-seed-file", jobsetrender.SeedEnv)
 	}
 	if byOther := render(nil, "--key-seed-file", other); byOther == byFlag {
 		t.Error("another seed gives the same render: the seed is not used")
 	}
-	os.Unsetenv(transform.SeedEnv)
-	os.Unsetenv(transform.SeedFileEnv)
+	os.Unsetenv(jobsetrender.SeedEnv)
+	os.Unsetenv(jobsetrender.SeedFileEnv)
 	code, _, stderr := runWithin(t, 30*time.Second, []string{"--key-seed-file", filepath.Join(dir, "nope"), "-"}, goodJobSet)
 	if code != exitProblem || !strings.Contains(stderr, "reading the key seed") {
 		t.Errorf("a missing seed file: exit %d, stderr %q; want %d and the seed's error", code, stderr, exitProblem)
@@ -197,7 +197,7 @@ func TestStdinPathReadErrors(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.Contains(stderr, "--max-input") {
 		t.Errorf("over the limit: exit %d, stderr %q; want %d and how to raise it", code, stderr, exitUsage)
 	}
-	t.Setenv(transform.SeedEnv, testSeed)
+	t.Setenv(jobsetrender.SeedEnv, testSeed)
 	var outb, errb strings.Builder
 	code = run([]string{"-"}, iotest.ErrReader(errors.New("disk on fire")), &outb, &errb)
 	if code != exitProblem || outb.Len() != 0 || !strings.Contains(errb.String(), "disk on fire") {

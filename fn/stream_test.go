@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/transform"
 )
 
@@ -12,11 +13,11 @@ import (
 // catalogues exactly as before the streaming path (exit code, stdout and
 // stderr), whether it streamed the list or fell back to the whole parse,
 // and it streams most of them (kyaml-written lists), here whatever their
-// size (memory.streamFrom).
+// size (resourcelist.Policy.StreamFrom).
 func TestStreamCataloguesSameAsWhole(t *testing.T) {
-	stream, whole := defaultMemory(), defaultMemory()
-	stream.streamFrom = 0
-	whole.streamFrom, whole.streamJobSetsFrom = 1<<40, 1<<40
+	stream, whole := resourcelist.DefaultPolicy(settings.EnabledAnnotation), resourcelist.DefaultPolicy(settings.EnabledAnnotation)
+	stream.StreamFrom = 0
+	whole.StreamFrom, whole.StreamMarkedFrom = 1<<40, 1<<40
 	cases := append(catalogue(t), brokerCatalogue(t)...)
 	streamable := 0
 	for _, c := range cases {
@@ -38,32 +39,37 @@ func TestStreamCataloguesSameAsWhole(t *testing.T) {
 	t.Logf("%d of %d cases streamable", streamable, len(cases))
 }
 
-// TestStreamOnlyLargeInputs: below streamFrom the list is read whole
+// TestStreamOnlyLargeInputs: below StreamFrom the list is read whole
 // (a list that could be streamed, and is at any size when the threshold
 // is 0).
 func TestStreamOnlyLargeInputs(t *testing.T) {
 	in := []byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n")
-	mem := defaultMemory()
-	if mem.streams(in) {
+	mem := resourcelist.DefaultPolicy(settings.EnabledAnnotation)
+	if mem.Streams(in) {
 		t.Fatal("a small list is streamed")
 	}
-	mem.streamFrom = 0
+	mem.StreamFrom = 0
 	p, err := transform.New(transform.Options{Seed: []byte(testSeed)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, done := renderLazy(p, mem, in, io.Discard); !mem.streams(in) || !done {
-		t.Fatal("not streamed with the threshold at 0")
+	lazy := false
+	if _, err := mem.Render(in, transform.Keeps, io.Discard, func(src resourcelist.Source, sink resourcelist.Sink) error {
+		_, lazy = src.(*resourcelist.Lazy)
+		_, _, err := p.Render(src, sink)
+		return err
+	}); err != nil || !mem.Streams(in) || !lazy {
+		t.Fatalf("not streamed with the threshold at 0 (%v)", err)
 	}
 }
 
 // TestStreamJobSetLists: a list that is mostly Flux JobSets is streamed
-// from streamJobSetsFrom; a list of ConfigMaps, or one like make
+// from StreamMarkedFrom; a list of ConfigMaps, or one like make
 // bench's mixes (about 12% of items marked for Flux), only from
-// streamFrom.
+// StreamFrom.
 func TestStreamJobSetLists(t *testing.T) {
-	mem := defaultMemory()
-	mem.streamJobSetsFrom = 0
+	mem := resourcelist.DefaultPolicy(settings.EnabledAnnotation)
+	mem.StreamMarkedFrom = 0
 	list := func(flux, other int) []byte {
 		s := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
 		for range flux {
@@ -78,8 +84,8 @@ func TestStreamJobSetLists(t *testing.T) {
 		flux, other int
 		want        bool
 	}{{3, 0, true}, {1, 1, true}, {0, 4, false}, {1, 8, false}} {
-		if got := mem.streams(list(tc.flux, tc.other)); got != tc.want {
-			t.Errorf("%d Flux JobSets, %d ConfigMaps: streamed %v, want %v (share %.2f)", tc.flux, tc.other, got, tc.want, fluxShare(list(tc.flux, tc.other)))
+		if got := mem.Streams(list(tc.flux, tc.other)); got != tc.want {
+			t.Errorf("%d Flux JobSets, %d ConfigMaps: streamed %v, want %v (share %.2f)", tc.flux, tc.other, got, tc.want, mem.MarkedShare(list(tc.flux, tc.other)))
 		}
 	}
 }

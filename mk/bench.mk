@@ -40,4 +40,4 @@ bench-inputs: $(BENCH_DIR)/benchgen
 
 ## bench-go: in-process Go benchmarks of the transform and the hostlist.
 bench-go:
-	go test -run '^$$' -bench . -benchmem ./pkg/transform ./pkg/hostlist ./pkg/resourcelist
+	go test -run '^$$' -bench . -benchmem ./pkg/transform ./pkg/jobsetrender ./pkg/hostlist ./pkg/resourcelist

@@ -2,12 +2,13 @@ package plan
 
 import (
 	"fmt"
-	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
-	sigsyaml "sigs.k8s.io/yaml"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/hostlist/hostlisttest"

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"path"
-	"slices"
 	"strconv"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
@@ -27,7 +25,7 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 		SecretName:     js.Name + SecretSuffix,
 		GenerateSecret: s.CurveSecret == "",
 		ImageFlux:      imageFlux(&s),
-		Groups:         groups(js, &s),
+		Groups:         groupsOf(js, &s),
 		SetNetwork:     networkDefaults(js),
 	}
 	if s.CurveSecret != "" {
@@ -46,35 +44,6 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 	return p, notes
 }
 
-// subdomain is the pods' DNS subdomain: spec.network.subdomain, else the
-// JobSet's name (the JobSet controller's default).
-func subdomain(js *jobset.JobSet) string {
-	if js.Subdomain != "" {
-		return js.Subdomain
-	}
-	return js.Name
-}
-
-// imageFlux reports whether the app image carries Flux: view-image none,
-// or a flux-path, which implies it.
-func imageFlux(s *settings.Settings) bool {
-	return s.ViewImage == settings.NoView || s.FluxPath != ""
-}
-
-// mountedPaths are the paths the render mounts into the wrapped
-// container, which the user's mounts must stay clear of: an image with
-// its own Flux gets no software tree, and keeps its own /opt/software (a
-// Spack installation) visible; a mounted view image adds its views.
-func mountedPaths(s *settings.Settings) []string {
-	switch {
-	case imageFlux(s):
-		return []string{InstallDir, ConfigDir, CurveDir}
-	case mountsView(s):
-		return []string{InstallDir, SoftwareDir, ViewsDir, ConfigDir, CurveDir}
-	}
-	return []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
-}
-
 // networkDefaults are the spec.network fields Flux needs that the JobSet
 // leaves unset: brokers find each other by pod hostname, and must resolve
 // each other before they are ready.
@@ -87,24 +56,6 @@ func networkDefaults(js *jobset.JobSet) []Default {
 		set = append(set, Default{In: jobset.InNetwork, Field: jobset.PublishNotReadyAddressesField, Value: yamltree.BoolValue(true)})
 	}
 	return set
-}
-
-// groups are the wrapped replicatedJobs, in rank order, with their shape
-// and the Job and pod fields to set on the user's behalf; ranks,
-// hostlists and resources are filled later.
-func groups(js *jobset.JobSet, s *settings.Settings) []Group {
-	groups := make([]Group, len(s.Wrapped))
-	for i, w := range s.Wrapped {
-		rj := &js.ReplicatedJobs[w.Job]
-		c := &rj.Pod.Containers[w.Container]
-		groups[i] = Group{
-			Index: rj.Index, Name: rj.Name, Container: w.Container,
-			Replicas: rj.Replicas, Completions: completions(rj),
-			Command: c.Command, OwnShm: ownShm(c), PodSeccomp: rj.Pod.SeccompProfile,
-			Set: jobDefaults(rj), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),
-		}
-	}
-	return groups
 }
 
 // completions is the pods per Job: completions, else parallelism, else 1.
@@ -187,34 +138,6 @@ func groupHosts(prefix string, replicas, completions int) string {
 	return hosts.String()
 }
 
-// leader is rank 0's container: pod 0 of the first group, whose command
-// Flux runs.
-func leader(js *jobset.JobSet, groups []Group) *jobset.Container {
-	return container(js, &groups[0])
-}
-
-// container is a group's wrapped container.
-func container(js *jobset.JobSet, g *Group) *jobset.Container {
-	return &js.ReplicatedJobs[g.Index].Pod.Containers[g.Container]
-}
-
-// hasCommand reports whether the leader has a command or args to run.
-func hasCommand(js *jobset.JobSet, groups []Group) bool {
-	return len(groups[0].Command) > 0 || len(leader(js, groups).Args) > 0
-}
-
-// isInteractive reports whether the instance runs no command: interactive
-// when set, else when the leader has nothing to run; never a launcher.
-func isInteractive(js *jobset.JobSet, s *settings.Settings, groups []Group) bool {
-	switch {
-	case s.Launcher:
-		return false
-	case s.Interactive != nil:
-		return *s.Interactive
-	}
-	return !hasCommand(js, groups)
-}
-
 // deriveInteractive decides whether the instance is interactive, with a
 // note when that follows from a missing command rather than the setting.
 func deriveInteractive(js *jobset.JobSet, p *Plan) (bool, finding.List) {
@@ -230,8 +153,20 @@ func deriveInteractive(js *jobset.JobSet, p *Plan) (bool, finding.List) {
 	return interactive, notes
 }
 
-// isReserved reports whether a volume name is one the function owns.
-func isReserved(name string) bool { return slices.Contains(ReservedVolumes, name) }
-
-// cleanPath is a mount path with repeated slashes, "." and ".." resolved.
-func cleanPath(p string) string { return path.Clean("/" + p) }
+// groupsOf are the wrapped replicatedJobs, in rank order, with their shape
+// and the Job and pod fields to set on the user's behalf; ranks,
+// hostlists and resources are filled later.
+func groupsOf(js *jobset.JobSet, s *settings.Settings) []Group {
+	groups := make([]Group, len(s.Wrapped))
+	for i, w := range s.Wrapped {
+		rj := &js.ReplicatedJobs[w.Job]
+		c := &rj.Pod.Containers[w.Container]
+		groups[i] = Group{
+			Index: rj.Index, Name: rj.Name, Container: w.Container,
+			Replicas: rj.Replicas, Completions: completions(rj),
+			Command: c.Command, OwnShm: ownShm(c), PodSeccomp: rj.Pod.SeccompProfile,
+			Set: jobDefaults(rj), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),
+		}
+	}
+	return groups
+}

@@ -36,12 +36,6 @@ func checkKubernetes(js *jobset.JobSet, groups []Group) finding.List {
 	return found
 }
 
-// add appends a finding with the value in force and the one to set.
-func add(found *finding.List, sev finding.Severity, path, current, proposed, format string, args ...any) {
-	*found = append(*found, finding.Finding{Severity: sev, Path: path, Current: current, Proposed: proposed,
-		Message: path + " " + fmt.Sprintf(format, args...)})
-}
-
 // checkRetries refuses the Job fields that retry a failed broker's pod:
 // its replacement starts a broker of the same rank, which cannot join
 // the instance the failed one belonged to.

@@ -194,3 +194,60 @@ type Plan struct {
 	// SetNetwork lists the spec.network fields to set on the user's behalf.
 	SetNetwork []Default
 }
+
+// InstallerUID is the flux-installer's runAsUser when the pod asks for
+// runAsNonRoot without a runAsUser and the wrapped container names none
+// either: the view image's default user is root, which the kubelet then
+// refuses to start. 65534 (nobody) can read the view image and write the
+// emptyDirs (mode 0777) it copies into.
+const InstallerUID = 65534
+
+// Installer is the flux-installer init container's resources and user.
+//
+// It passes every admission rule the wrapped container passes and charges
+// no more than it: a ResourceQuota that tracks cpu or memory refuses a pod
+// with any container that does not state them, a LimitRange checks each
+// container's requests, limits and their ratio (and fills in its defaults
+// where one is missing, which would make the installer the pod's largest
+// request), and Pod Security "restricted" wants runAsNonRoot on every
+// container. So it asks for what the wrapped container asks for, which
+// keeps a Guaranteed pod Guaranteed and never raises what the pod requests
+// (the largest init container, or the sum of the others, whichever is
+// more), and runs as a user the kubelet accepts wherever the wrapped
+// container must not run as root.
+type Installer struct {
+	// Requests and Limits are the wrapped container's (a resource it
+	// requests nothing of but limits is requested at its limit, as the
+	// API server defaults it).
+	Requests, Limits jobset.Quantities
+	// RunAsNonRoot is true when the wrapped container's own
+	// securityContext asks for it (the pod's reaches the installer
+	// anyway).
+	RunAsNonRoot bool
+	// RunAsUser is its runAsUser, nil to inherit the pod's.
+	RunAsUser *int64
+	// NonRootPath is the field that asks for a user that is not root,
+	// "" when none does.
+	NonRootPath string
+}
+
+// Paths and names of view-mount: image, where the view image is an image
+// volume of the pod (read-only, pulled once per node) instead of a copy.
+const (
+	// ViewVolume is the image volume of the view image.
+	ViewVolume = "flux-view"
+	// ViewsDir is where the image's Spack views are mounted: at their own
+	// path, so that the links in them (absolute in Spack's views, relative
+	// in others) resolve as they do in the image.
+	ViewsDir = "/opt/views"
+	// MountedViewDir is the view in the mounted views (/opt/view links to
+	// it in a flux-view image). The entrypoint links ViewDir to it, so
+	// that the view is at the same path in both modes.
+	MountedViewDir = ViewsDir + "/view"
+	// ViewsSubPath and SoftwareSubPath are the image volume's subPaths
+	// mounted at ViewsDir and SoftwareDir: real directories of the image,
+	// never a symlink (the runtime resolves a subPath inside the image,
+	// but the bind mount would follow an absolute link on the node).
+	ViewsSubPath    = "opt/views"
+	SoftwareSubPath = "opt/software"
+)

@@ -11,47 +11,11 @@ import (
 // resources and user, the startup probe, and the pod fields under which
 // the entrypoint cannot work as the user expects.
 
-// InstallerUID is the flux-installer's runAsUser when the pod asks for
-// runAsNonRoot without a runAsUser and the wrapped container names none
-// either: the view image's default user is root, which the kubelet then
-// refuses to start. 65534 (nobody) can read the view image and write the
-// emptyDirs (mode 0777) it copies into.
-const InstallerUID = 65534
-
 // ViewCopySize is how much ephemeral storage the flux-installer's copy of
 // the default view image takes (docs/contributing/faults.md says how it was measured):
 // the flux-install and flux-software emptyDirs count against the pod's
 // ephemeral-storage limits.
 var ViewCopySize = resource.MustParse("1Gi")
-
-// Installer is the flux-installer init container's resources and user.
-//
-// It passes every admission rule the wrapped container passes and charges
-// no more than it: a ResourceQuota that tracks cpu or memory refuses a pod
-// with any container that does not state them, a LimitRange checks each
-// container's requests, limits and their ratio (and fills in its defaults
-// where one is missing, which would make the installer the pod's largest
-// request), and Pod Security "restricted" wants runAsNonRoot on every
-// container. So it asks for what the wrapped container asks for, which
-// keeps a Guaranteed pod Guaranteed and never raises what the pod requests
-// (the largest init container, or the sum of the others, whichever is
-// more), and runs as a user the kubelet accepts wherever the wrapped
-// container must not run as root.
-type Installer struct {
-	// Requests and Limits are the wrapped container's (a resource it
-	// requests nothing of but limits is requested at its limit, as the
-	// API server defaults it).
-	Requests, Limits jobset.Quantities
-	// RunAsNonRoot is true when the wrapped container's own
-	// securityContext asks for it (the pod's reaches the installer
-	// anyway).
-	RunAsNonRoot bool
-	// RunAsUser is its runAsUser, nil to inherit the pod's.
-	RunAsUser *int64
-	// NonRootPath is the field that asks for a user that is not root,
-	// "" when none does.
-	NonRootPath string
-}
 
 // installerOf derives a group's flux-installer from its pod.
 func installerOf(pod *jobset.Pod, c *jobset.Container) Installer {

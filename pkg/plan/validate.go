@@ -32,7 +32,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkViewMount(&s))
 	found.Add(checkNames(js))
 	found.Add(checkNetwork(js))
-	groups := groups(js, &s)
+	groups := groupsOf(js, &s)
 	mounted := mountedPaths(&s)
 	for _, g := range groups {
 		found.Add(checkGroup(&js.ReplicatedJobs[g.Index], g, mounted))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -160,7 +161,7 @@ func TestCommentEndOfItemColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := nodeOf(rl.Items[0])
+	n := yamltree.NodeOf(rl.Items[0])
 	spec := n.Content[len(n.Content)-2]
 	if spec.Value != "spec" || spec.FootComment != "# end of the file" {
 		t.Fatalf("the comment is not on spec: %q", spec.FootComment)

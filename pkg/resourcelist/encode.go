@@ -88,7 +88,7 @@ func encodeItem(obj *fn.KubeObject, f framing) ([]byte, error) {
 // (yamltree.SafeBlockStyles): whatever the function was handed or
 // made, what it writes reads back as the same text.
 func safeNode(obj *fn.KubeObject) *yaml.Node {
-	n := nodeOf(obj)
+	n := yamltree.NodeOf(obj)
 	yamltree.SafeBlockStyles(n)
 	return n
 }
@@ -193,14 +193,6 @@ func piece(rl *fn.ResourceList) ([]byte, error) {
 		return nil, fmt.Errorf("the SDK wrote a ResourceList that does not start with %q", header)
 	}
 	return rest, nil
-}
-
-// nodeOf returns the YAML node of obj itself, to be edited in place: the
-// SDK only hands it out by moving it, so it is moved back.
-func nodeOf(obj *fn.KubeObject) *yaml.Node {
-	n := obj.MoveToResourceNode().YNode()
-	*obj = *fn.MoveToKubeObject(yaml.NewRNode(n))
-	return n
 }
 
 // resultsPiece encodes results as piece does, but for strings that

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jobset-flux/jobset-flux/pkg/itemscan"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -46,8 +47,9 @@ type Lazy struct {
 
 	records []*Record
 
-	mu   sync.Mutex
-	sigs []*[sha256.Size]byte // by item; nil once loaded
+	mu    sync.Mutex
+	sigs  []*[sha256.Size]byte // by item
+	taken []bool               // by item: asked for (Finish checks the others)
 }
 
 // ParseLazy reads in as Parse does, except that of each item only the
@@ -95,7 +97,7 @@ func parseRest(split *itemscan.Split) (*fn.ResourceList, error) {
 // interner of its own.
 func (l *Lazy) readRecords() error {
 	n := len(l.split.Items)
-	l.records, l.sigs = make([]*Record, n), make([]*[sha256.Size]byte, n)
+	l.records, l.sigs, l.taken = make([]*Record, n), make([]*[sha256.Size]byte, n), make([]bool, n)
 	errs := make([]error, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -136,7 +138,7 @@ func (l *Lazy) headOf(i int) (*fn.KubeObject, error) {
 
 // signatureDigest is the digest of a tree stub's stubSignature.
 func signatureDigest(stub *fn.KubeObject) [sha256.Size]byte {
-	return sha256.Sum256([]byte(stubSignature(nodeOf(stub))))
+	return sha256.Sum256([]byte(stubSignature(yamltree.NodeOf(stub))))
 }
 
 // text is item i's text.
@@ -186,7 +188,7 @@ func parseAlone(before, text, after []byte) (*fn.KubeObject, error) {
 		return nil, fmt.Errorf("its text reads as %d items", len(rl.Items)-want+1)
 	}
 	for k, it := range rl.Items {
-		if k != at && hasComments(nodeOf(it)) {
+		if k != at && hasComments(yamltree.NodeOf(it)) {
 			return nil, errors.New("yaml.v3 gives one of its comments to a neighbouring item")
 		}
 	}
@@ -215,18 +217,21 @@ func (l *Lazy) FunctionConfig() *fn.KubeObject { return l.rest.FunctionConfig }
 // Results are the results the list holds (an earlier function's).
 func (l *Lazy) Results() fn.Results { return l.rest.Results }
 
-// Item parses item i whole from its text. Each item is parsed at most
-// once: asked for again, it is an error.
+// Item parses item i whole from its text, each time it is asked for:
+// nothing is kept, so memory follows the items in use.
 func (l *Lazy) Item(i int) (*fn.KubeObject, error) {
+	if i < 0 || i >= len(l.sigs) {
+		return nil, fmt.Errorf("the list has no items[%d]", i)
+	}
 	l.mu.Lock()
 	sig := l.sigs[i]
-	l.sigs[i] = nil
+	l.taken[i] = true
 	l.mu.Unlock()
-	if sig == nil {
-		return nil, fmt.Errorf("items[%d] was already taken", i)
-	}
 	return l.load(i, sig)
 }
+
+// Again implements Source: an item is parsed each time it is asked for.
+func (l *Lazy) Again(int) {}
 
 // load parses item i whole and checks it against its record: its tree
 // stub must have the signature the record was read with.
@@ -235,7 +240,7 @@ func (l *Lazy) load(i int, sig *[sha256.Size]byte) (*fn.KubeObject, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: items[%d]: %w", ErrUnsafe, i, err)
 	}
-	if why := unsplittable(nodeOf(obj)); why != "" {
+	if why := unsplittable(yamltree.NodeOf(obj)); why != "" {
 		return nil, fmt.Errorf("%w: items[%d] %s", ErrUnsafe, i, why)
 	}
 	if signatureDigest(treeStub(obj, l.keep)) != *sig {
@@ -250,13 +255,13 @@ func (l *Lazy) load(i int, sig *[sha256.Size]byte) (*fn.KubeObject, error) {
 func (l *Lazy) Finish() error {
 	l.mu.Lock()
 	var rest []int
-	for i, sig := range l.sigs {
-		if sig != nil {
+	for i, taken := range l.taken {
+		if !taken {
 			rest = append(rest, i)
+			l.taken[i] = true
 		}
 	}
 	sigs := l.sigs
-	l.sigs = make([]*[sha256.Size]byte, len(sigs))
 	l.mu.Unlock()
 	errs := make([]error, len(rest))
 	var next atomic.Int64

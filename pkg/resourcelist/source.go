@@ -13,8 +13,12 @@ import (
 type Source interface {
 	// Records is the record of every item, in list order.
 	Records() []*Record
-	// Item is item i whole; each item is taken at most once.
+	// Item is item i whole.
 	Item(i int) (*fn.KubeObject, error)
+	// Again says that item i will be asked for more than once: the
+	// source gives it each time, from memory or parsed again, as it
+	// chooses. The caller states what it needs, and holds nothing.
+	Again(i int)
 	// FunctionConfig is the list's functionConfig.
 	FunctionConfig() *fn.KubeObject
 	// Results are the results the list holds (an earlier function's).
@@ -29,17 +33,20 @@ type Source interface {
 type Whole struct {
 	rl      *fn.ResourceList
 	records []*Record
+	again   map[int]bool
 }
 
 // NewWhole is the Source of rl, whose records keep the labels and
-// annotations keep allows. Each item taken leaves rl.Items.
+// annotations keep allows. An item given leaves rl.Items, so that the
+// sink can drop it once written, unless it will be asked for again
+// (Again).
 func NewWhole(rl *fn.ResourceList, keep RecordFilter) *Whole {
 	rc := NewRecorder(keep)
 	records := make([]*Record, len(rl.Items))
 	for i, it := range rl.Items {
 		records[i] = rc.Record(it)
 	}
-	return &Whole{rl: rl, records: records}
+	return &Whole{rl: rl, records: records, again: map[int]bool{}}
 }
 
 // Records implements Source.
@@ -51,9 +58,14 @@ func (s *Whole) Item(i int) (*fn.KubeObject, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("items[%d] was already taken", i)
 	}
-	s.rl.Items[i] = nil
+	if !s.again[i] {
+		s.rl.Items[i] = nil
+	}
 	return obj, nil
 }
+
+// Again implements Source: the item stays in rl.Items.
+func (s *Whole) Again(i int) { s.again[i] = true }
 
 // FunctionConfig implements Source.
 func (s *Whole) FunctionConfig() *fn.KubeObject { return s.rl.FunctionConfig }

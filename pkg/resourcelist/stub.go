@@ -3,6 +3,7 @@ package resourcelist
 import (
 	"sync"
 
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -16,7 +17,7 @@ import (
 // changes a key of a stub. A labels or annotations map that keep empties
 // is left out: it reads as no map.
 func treeStub(obj *fn.KubeObject, keep RecordFilter) *fn.KubeObject {
-	n := nodeOf(obj)
+	n := yamltree.NodeOf(obj)
 	stub := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: make([]*yaml.Node, 0, 6)}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]

@@ -142,3 +142,19 @@ func suggestAttr(name string) string {
 	}
 	return fmt.Sprintf(" (did you mean %s?)", best)
 }
+
+// ComputedBrokerAttributes are the attributes the entrypoint sets itself:
+// given twice, the user's would either be rejected by the broker or
+// silently break the instance (another rundir, another tree), so each is
+// refused with the setting that does change it.
+var ComputedBrokerAttributes = map[string]string{
+	"rundir":               "it is the pod's private state directory",
+	"statedir":             "it is the pod's private state directory",
+	"local-uri":            "kubectl exec users rely on its path",
+	"tbon.topo":            "set topology",
+	"tbon.fanout":          "set topology (tbon.fanout is its legacy alias)",
+	"tbon.connect_timeout": "set connect-timeout",
+	"broker.rc2_none":      "set interactive",
+	"log-stderr-level":     "set log-level",
+	"config.path":          "the entrypoint passes --config-path",
+}

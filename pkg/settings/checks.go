@@ -162,9 +162,9 @@ var runOptionPattern = lazyRegexp(`^[A-Za-z0-9_./:=,+@-]{1,256}$`)
 
 // runOption is a flux run option that run-options may give.
 type runOption struct {
-	short byte // 0 when it has none
-	long  string
-	value bool // takes a value: -o VALUE, -oVALUE, -o=VALUE, --setopt VALUE, --setopt=VALUE
+	short      byte // 0 when it has none
+	long       string
+	takesValue bool // -o VALUE, -oVALUE, -o=VALUE, --setopt VALUE, --setopt=VALUE
 }
 
 // runOptions are the flux run options run-options accepts. Any other word
@@ -270,7 +270,7 @@ func checkRunOptionSyntax(words []string) error {
 // longRunOption checks --name or --name=value and reports whether the
 // value is the next word.
 func longRunOption(w string) (needValue bool, err error) {
-	name, value, hasValue := strings.Cut(w[2:], "=")
+	name, arg, hasValue := strings.Cut(w[2:], "=")
 	for _, o := range computedRunOptions {
 		if o.long == name {
 			return false, fmt.Errorf("must not set --%s: %s", name, computedMessage)
@@ -281,12 +281,12 @@ func longRunOption(w string) (needValue bool, err error) {
 			continue
 		}
 		switch {
-		case !o.value && hasValue:
+		case !o.takesValue && hasValue:
 			return false, fmt.Errorf("option --%s takes no value, got %s", name, finding.Quote(w))
-		case o.value && hasValue && (value == "" || strings.HasPrefix(value, "-")):
+		case o.takesValue && hasValue && (arg == "" || strings.HasPrefix(arg, "-")):
 			return false, fmt.Errorf("option --%s needs a value that does not start with -", name)
 		}
-		return o.value && !hasValue, nil
+		return o.takesValue && !hasValue, nil
 	}
 	return false, fmt.Errorf("%s is not a flux run option run-options accepts (%s; write long options in full)", finding.Quote("--"+name), allowedRunOptions())
 }
@@ -311,7 +311,7 @@ func shortRunOptions(w string) (needValue bool, err error) {
 		if opt == nil {
 			return false, fmt.Errorf("-%c (in %s) is not a flux run option run-options accepts (%s)", c, finding.Quote(w), allowedRunOptions())
 		}
-		if opt.value {
+		if opt.takesValue {
 			rest := strings.TrimPrefix(w[i+1:], "=")
 			if rest == "" && i > 1 {
 				// flux-core 0.88's posix parsing takes the word after a
@@ -373,4 +373,123 @@ func checkFluxPath(raw string) error {
 		return fmt.Errorf("must be the absolute prefix Flux is installed under, like /usr or /opt/flux (flux is <prefix>/bin/flux), got %s", finding.Quote(raw))
 	}
 	return nil
+}
+
+// durationWord returns the run-options word that sets the job's duration,
+// or "" when none does. flux run sets it from -t/--time-limit (a bundle
+// such as -vt too) and from any job attribute whose key is, or holds,
+// attributes.system.duration: -S/--setattr duration=..., system.duration,
+// .system.duration or attributes.system.duration, in every spelling of
+// the option (-Skey=v, -S key=v, -S=key=v, --setattr=key=v, --setattr
+// key=v, a bundle ending in S), and a key above it (system, attributes)
+// whose value replaces the whole table. The words passed
+// checkRunOptionSyntax, so each is an option or its value.
+func durationWord(words []string) string {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		next := ""
+		if i+1 < len(words) {
+			next = words[i+1]
+		}
+		if long, ok := strings.CutPrefix(w, "--"); ok {
+			name, arg, hasValue := strings.Cut(long, "=")
+			if !hasValue {
+				arg = next
+			}
+			if name == "time-limit" || name == "setattr" && setsDuration(arg) {
+				return w
+			}
+			if !hasValue && longTakesValue(name) {
+				i++
+			}
+			continue
+		}
+		sets, valueNext := shortBundleDuration(w, next)
+		if sets {
+			return w
+		}
+		if valueNext {
+			i++
+		}
+	}
+	return ""
+}
+
+// shortBundleDuration reads one word of bundled short options: whether
+// it sets the duration (-t, or -S with a duration key), and whether its
+// last option takes the next word as value.
+func shortBundleDuration(w, next string) (sets, valueNext bool) {
+	for i := 1; i < len(w); i++ {
+		if w[i] == 't' {
+			return true, false
+		}
+		for _, o := range runOptions {
+			if o.short != w[i] || !o.takesValue {
+				continue
+			}
+			// The rest of the word, or the next word, is the value.
+			arg := strings.TrimPrefix(w[i+1:], "=")
+			valueNext = i == len(w)-1
+			if valueNext {
+				arg = next
+			}
+			return o.short == 'S' && setsDuration(arg), valueNext
+		}
+	}
+	return false, false
+}
+
+// durationKey is the jobspec key of a job's time limit.
+const durationKey = "attributes.system.duration"
+
+// setsDuration reports whether a --setattr KEY[=VALUE] sets the job's
+// duration: its key, completed as flux-core's Jobspec.apply_options does
+// (a leading "." stands for attributes., a key outside attributes.,
+// user. and system. is under system.), is the duration's or a table
+// above it (attributes.system, which the value would replace whole).
+func setsDuration(keyval string) bool {
+	key, _, _ := strings.Cut(keyval, "=")
+	key = strings.TrimPrefix(key, "^")
+	switch {
+	case strings.HasPrefix(key, "."):
+		key = "attributes" + key
+	case strings.HasPrefix(key, "attributes."):
+	case strings.HasPrefix(key, "user."), strings.HasPrefix(key, "system."):
+		key = "attributes." + key
+	default:
+		key = "attributes.system." + key
+	}
+	return key == durationKey || strings.HasPrefix(durationKey, key+".")
+}
+
+func longTakesValue(name string) bool {
+	for _, o := range runOptions {
+		if o.long == name {
+			return o.takesValue
+		}
+	}
+	return false
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

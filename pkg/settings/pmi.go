@@ -64,7 +64,7 @@ func setoptValue(words []string, i int) (value string, next bool) {
 	// rest of the word, or the next word.
 	for j := 1; j < len(w); j++ {
 		opt := shortOption(w[j])
-		if opt == nil || !opt.value {
+		if opt == nil || !opt.takesValue {
 			continue
 		}
 		rest := strings.TrimPrefix(w[j+1:], "=")

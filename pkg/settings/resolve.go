@@ -11,12 +11,6 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 )
 
-// Wrapped is a container the function wraps: the index of its
-// replicatedJob in spec.replicatedJobs and its index in the pod template.
-type Wrapped struct {
-	Job, Container int
-}
-
 // Resolve resolves the settings of one JobSet over config (the defaults
 // with the function config applied, see Config): the JobSet's annotations,
 // then the environment of the containers it wraps, each value parsed
@@ -29,7 +23,7 @@ func Resolve(config Settings, js *jobset.JobSet) (Settings, finding.List) {
 	s := config
 	annotations, found := AnnotationLayer(js.Annotations)
 	found.Add(s.Apply(annotations))
-	wrapped, f := wrap(js, &s)
+	wrapped, f := wrapJobs(js, &s)
 	found.Add(f)
 	if len(wrapped) == 0 && !found.HasErrors() {
 		// Never reached through jobset.Read, which reports the cause; the
@@ -77,9 +71,9 @@ var EnvNames = func() map[string]string {
 	return names
 }()
 
-// wrap picks the replicatedJobs that join the instance, in rank order
+// wrapJobs picks the replicatedJobs that join the instance, in rank order
 // (replicated-jobs), and the container to wrap in each (container).
-func wrap(js *jobset.JobSet, s *Settings) ([]Wrapped, finding.List) {
+func wrapJobs(js *jobset.JobSet, s *Settings) ([]Wrapped, finding.List) {
 	chosen, found := chooseJobs(js, s)
 	var wrapped []Wrapped
 	for _, rj := range chosen {

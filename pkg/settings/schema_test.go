@@ -12,7 +12,7 @@ import (
 )
 
 // schema is the JobSetFlux schema users read in krmfunction.yaml
-// (pkg/transform's schema tests hold the config reader to it).
+// (config_schema_test.go holds the config reader to it).
 func schema(t testing.TB) *spec.Schema {
 	t.Helper()
 	gvk := resid.Gvk{Group: "fn.flux-framework.org", Version: "v1alpha1", Kind: "JobSetFlux"}
@@ -56,10 +56,10 @@ func TestSchemaDeclaresSettingsTable(t *testing.T) {
 		for _, v := range prop.Enum {
 			enum = append(enum, fmt.Sprint(v))
 		}
-		if !slices.Equal(enum, row.value.enum) {
-			t.Errorf("spec.%s: the schema's enum is %q, the settings table's %q", field, enum, row.value.enum)
+		if !slices.Equal(enum, row.rule.enum) {
+			t.Errorf("spec.%s: the schema's enum is %q, the settings table's %q", field, enum, row.rule.enum)
 		}
-		lo, hi, bounded := row.value.lo, row.value.hi, row.value.bounded
+		lo, hi, bounded := row.rule.lo, row.rule.hi, row.rule.bounded
 		switch {
 		case bounded && (prop.Minimum == nil || prop.Maximum == nil):
 			t.Errorf("spec.%s: the schema has no minimum and maximum; the settings table says %d..%d", field, lo, hi)

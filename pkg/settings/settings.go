@@ -6,15 +6,6 @@
 // no value reaches a generated file without passing here.
 package settings
 
-import (
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
-
-	"github.com/jobset-flux/jobset-flux/pkg/finding"
-)
-
 // AnnotationPrefix prefixes every per-JobSet setting annotation.
 const AnnotationPrefix = "flux-framework.org/"
 
@@ -103,26 +94,6 @@ type origin struct {
 // when it has its default value.
 func (s *Settings) Origin(name string) string { return s.origins[name].path }
 
-// Defaults returns the built-in defaults: each row's Default, stored
-// unchecked (TestDefaultsValid checks them).
-func Defaults() Settings {
-	s := Settings{resolved: true}
-	for i := range table {
-		if d := &table[i]; d.Default != "" {
-			d.value.set(&s, d.Default)
-		}
-	}
-	return s
-}
-
-// Config returns the settings every JobSet starts from: the defaults with
-// the function config's layer applied, and the errors of its values.
-func Config(layer Layer) (Settings, finding.List) {
-	s := Defaults()
-	found := s.Apply(layer)
-	return s, found
-}
-
 // Kind says where a raw value came from.
 type Kind int
 
@@ -156,144 +127,31 @@ type Layer struct {
 	Values map[string]Raw
 }
 
-// Apply parses each value of layer, once, and keeps it unless a layer of
-// higher precedence set the setting already: the result does not depend
-// on the order layers are applied in (Resolve applies the annotations
-// before the environment, which lives on the containers they choose). An
-// invalid value is an error at the path it was read from, naming its
-// layer (the config's errors are reported against the config object,
-// which names it), and the setting keeps the value it had. s's origins
-// are copied before they change, so a copy of s shares nothing with it.
-func (s *Settings) Apply(layer Layer) finding.List {
-	var found finding.List
-	if len(layer.Values) == 0 {
-		return found
-	}
-	origins := make(map[string]origin, len(s.origins)+len(layer.Values))
-	maps.Copy(origins, s.origins)
-	s.origins = origins
-	for _, name := range slices.Sorted(maps.Keys(layer.Values)) {
-		raw := layer.Values[name]
-		d, ok := byName(name)
-		if !ok {
-			found.Errorf(raw.Path, "unknown setting %s%s", finding.Quote(name), suggest(name))
-			continue
-		}
-		target := s
-		if o, set := s.origins[name]; set && o.kind > layer.Kind {
-			// Checked all the same, so that every bad value is reported.
-			target = &Settings{}
-		}
-		if raw.Value == "" && d.Default == "" && d.value.clear != nil {
-			// An empty value puts a setting that has no default back to
-			// none (or derived), over what a lower layer set: a JobSet
-			// must be able to opt out of a site-wide value, such as the
-			// function config's run-options, which a launcher JobSet
-			// cannot have. The setting is at its default, so it has no
-			// origin to report, but the layer is kept: a lower one applied
-			// later (the environment) does not bring the value back.
-			d.value.clear(target)
-			if target == s {
-				s.origins[name] = origin{kind: layer.Kind}
-			}
-			continue
-		}
-		if err := d.value.parse(target, raw.Value); err != nil {
-			from := ""
-			if layer.Kind != FromConfig {
-				from = " from the " + layer.Kind.String()
-			}
-			found = append(found, finding.Finding{
-				Severity: finding.Error,
-				Path:     raw.Path,
-				Current:  raw.Value,
-				Message:  fmt.Sprintf("invalid %s%s: %v", name, from, err),
-			})
-			continue
-		}
-		if target == s {
-			s.origins[name] = origin{path: raw.Path, kind: layer.Kind}
-		}
-	}
-	return found
+// Wrapped is a container the function wraps: the index of its
+// replicatedJob in spec.replicatedJobs and its index in the pod template.
+type Wrapped struct {
+	Job, Container int
 }
 
-// Check validates one raw value of the named setting without applying it.
-func Check(name, value string) error {
-	d, ok := byName(name)
-	if !ok {
-		return fmt.Errorf("unknown setting %s%s", finding.Quote(name), suggest(name))
-	}
-	var s Settings
-	return d.value.parse(&s, value)
+// Type is the type of a setting's field in a JobSetFlux spec, as the
+// schema in krmfunction.yaml declares it. The typed config is read by these
+// types at run time instead of by the schema: a schema validator costs the
+// function milliseconds of start-up on every render (see
+// config_schema_test.go, which proves the two agree).
+type Type struct {
+	// JSON is the schema type: "string", "integer", "boolean" or "array"
+	// (of strings).
+	JSON string
+	// Sep joins the items of an array into the one value the setting's
+	// parser reads, as an annotation or ConfigMap would write it.
+	Sep string
 }
 
-// Names returns every setting name, in documentation order.
-func Names() []string {
-	names := make([]string, len(table))
-	for i, d := range table {
-		names[i] = d.Name
-	}
-	return names
-}
-
-// Fields returns every JobSetFlux spec field, in documentation order.
-func Fields() []string {
-	fields := make([]string, len(table))
-	for i, d := range table {
-		fields[i] = d.Field
-	}
-	return fields
-}
-
-// OfField returns the setting name of a JobSetFlux spec field and the
-// field's type.
-func OfField(field string) (name string, typ Type, ok bool) {
-	for _, d := range table {
-		if d.Field == field {
-			return d.Name, d.Type, true
-		}
-	}
-	return "", Type{}, false
-}
-
-// suggest returns ` (did you mean "x"?)` for the closest known name, if close.
-func suggest(name string) string {
-	// The selector is no setting, but the likeliest misspelling of all.
-	if editDistance(strings.ToLower(name), "enabled") <= 2 {
-		return fmt.Sprintf(" (did you mean %q?)", EnabledAnnotation)
-	}
-	best, bestDist := "", 4
-	for _, d := range table {
-		if dist := editDistance(name, d.Name); dist < bestDist {
-			best, bestDist = d.Name, dist
-		}
-	}
-	if best == "" {
-		return "; known settings: " + strings.Join(Names(), ", ")
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// The types of the settings' fields.
+var (
+	String    = Type{JSON: "string"}
+	Integer   = Type{JSON: "integer"}
+	Boolean   = Type{JSON: "boolean"}
+	CommaList = Type{JSON: "array", Sep: ","}
+	WordList  = Type{JSON: "array", Sep: " "}
+)

@@ -12,7 +12,7 @@ import (
 // but the Settings field it fills and the templates that read it. README's
 // settings table is generated from these rows (table_test.go fails with
 // the rows it expects), and krmfunction.yaml declares the same fields,
-// types, defaults, bounds and enums (pkg/transform/schema_test.go).
+// types, defaults, bounds and enums (config_schema_test.go).
 type Setting struct {
 	// Name is the annotation flux-framework.org/<Name> and the key of a
 	// ConfigMap config.
@@ -36,34 +36,11 @@ type Setting struct {
 	// TOML and URI syntax do not apply to it.
 	Verbatim bool
 
-	value value
+	rule rule
 }
 
-// Type is the type of a setting's field in a JobSetFlux spec, as the
-// schema in krmfunction.yaml declares it. The typed config is read by these
-// types at run time instead of by the schema: a schema validator costs the
-// function milliseconds of start-up on every render (see
-// pkg/transform/schema_test.go, which proves the two agree).
-type Type struct {
-	// JSON is the schema type: "string", "integer", "boolean" or "array"
-	// (of strings).
-	JSON string
-	// Sep joins the items of an array into the one value the setting's
-	// parser reads, as an annotation or ConfigMap would write it.
-	Sep string
-}
-
-// The types of the settings' fields.
-var (
-	String    = Type{JSON: "string"}
-	Integer   = Type{JSON: "integer"}
-	Boolean   = Type{JSON: "boolean"}
-	CommaList = Type{JSON: "array", Sep: ","}
-	WordList  = Type{JSON: "array", Sep: " "}
-)
-
-// value says how one setting's raw values are checked and stored.
-type value struct {
+// rule says how one setting's raw values are checked and stored.
+type rule struct {
 	// parse checks raw and stores what it means in s.
 	parse func(s *Settings, raw string) error
 	// set stores a default without checking it (TestDefaultsValid does),
@@ -92,43 +69,43 @@ var table = []Setting{
 		// as in 24.04 ones; the 24.04 view would fail in the former.
 		Default: "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy",
 		Doc:     "image Flux is copied from; its glibc must be no newer than your image's (see Troubleshooting). `none`: your image has Flux (the first `flux` on its PATH, or under `flux-path`): no `flux-installer` init container, no view volumes",
-		value:   text(func(s *Settings) *string { return &s.ViewImage }, checkViewImage)},
+		rule:    textRule(func(s *Settings) *string { return &s.ViewImage }, checkViewImage)},
 	{Name: "view-mount", Field: "viewMount", Type: String,
 		Default: ViewMountCopy,
 		Doc:     "how the view reaches the pods: `copy` (the `flux-installer` init container copies it into emptyDirs, any cluster) or `image` (mounted read-only as an image volume, pulled once per node, nothing copied: Kubernetes 1.35+, or 1.33+ with the `ImageVolume` feature gate, and containerd 2.1+ or CRI-O 1.31+; see \"Choosing view-mount\"); needs a flux-view `view-image`, not `none`",
-		value:   oneOf(func(s *Settings) *string { return &s.ViewMount }, ViewMountCopy, ViewMountImage)},
+		rule:    oneOf(func(s *Settings) *string { return &s.ViewMount }, ViewMountCopy, ViewMountImage)},
 	{Name: "view-copy-medium", Field: "viewCopyMedium", Type: String,
 		Default: ViewCopyMemory,
 		Doc:     "with `view-mount: copy`, where the copy of the view's software tree goes: `memory` (a memory-backed emptyDir, 41 MB for the default view, counted toward the pod's memory; the fastest start) or `disk` (the node's disk: for pods with a tight memory limit); see \"Choosing view-mount\"",
-		value:   oneOf(func(s *Settings) *string { return &s.ViewCopyMedium }, ViewCopyMemory, ViewCopyDisk)},
+		rule:    oneOf(func(s *Settings) *string { return &s.ViewCopyMedium }, ViewCopyMemory, ViewCopyDisk)},
 	{Name: "tasks-per-node", Field: "tasksPerNode", Type: Integer,
 		DefaultDoc: "GPUs per node when more than one, else 1",
 		Doc:        "tasks per pod for `flux run -n` (on the pods the job runs on, below)",
-		value:      number(func(s *Settings) *int { return &s.TasksPerNode }, 1, MaxTasksPerNode)},
+		rule:       numberRule(func(s *Settings) *int { return &s.TasksPerNode }, 1, MaxTasksPerNode)},
 	{Name: "cores-per-node", Field: "coresPerNode", Type: Integer,
 		DefaultDoc: "each wrapped container's CPU limit, else request, in whole cores (`7500m` is 7, less than 1 is 1); else tasks-per-node",
 		Doc:        "cores per pod in the broker's resources (`-c` = cores/tasks)",
-		value:      number(func(s *Settings) *int { return &s.CoresPerNode }, 1, MaxCoresPerNode)},
+		rule:       numberRule(func(s *Settings) *int { return &s.CoresPerNode }, 1, MaxCoresPerNode)},
 	{Name: "gpus-per-node", Field: "gpusPerNode", Type: Integer,
 		DefaultDoc: "each wrapped container's GPU limit, else request: `nvidia.com/gpu`, `amd.com/gpu`, `gpu.intel.com/i915`, `gpu.intel.com/xe`",
 		Doc:        "GPUs per pod (`-g` = GPUs/tasks, per task)",
-		value:      optionalNumber(func(s *Settings) **int { return &s.GPUsPerNode }, 0, MaxGPUsPerNode)},
+		rule:       optionalNumber(func(s *Settings) **int { return &s.GPUsPerNode }, 0, MaxGPUsPerNode)},
 	{Name: "network-device", Field: "networkDevice", Type: String, Env: "FLUX_NETWORK_DEVICE",
 		Default: "eth0",
 		Doc:     "interface brokers bind; `*` for all",
-		value:   text(func(s *Settings) *string { return &s.NetworkDevice }, checkDevice)},
+		rule:    textRule(func(s *Settings) *string { return &s.NetworkDevice }, checkDevice)},
 	{Name: "port", Field: "port", Type: Integer,
 		Default: "8050",
 		Doc:     "TBON port",
-		value:   number(func(s *Settings) *int { return &s.Port }, 1, 65535)},
+		rule:    numberRule(func(s *Settings) *int { return &s.Port }, 1, 65535)},
 	{Name: "queue-policy", Field: "queuePolicy", Type: String, Env: "FLUX_QUEUE_POLICY",
 		Default: "fcfs",
 		Doc:     "`fcfs`, `easy`, `conservative`, `hybrid`",
-		value:   oneOf(func(s *Settings) *string { return &s.QueuePolicy }, "fcfs", "easy", "conservative", "hybrid")},
+		rule:    oneOf(func(s *Settings) *string { return &s.QueuePolicy }, "fcfs", "easy", "conservative", "hybrid")},
 	{Name: "connect-timeout", Field: "connectTimeout", Type: String,
 		Default: "5s",
 		Doc:     "`tbon.connect_timeout`",
-		value:   text(func(s *Settings) *string { return &s.ConnectTimeout }, checkDuration)},
+		rule:    textRule(func(s *Settings) *string { return &s.ConnectTimeout }, checkDuration)},
 	{Name: "start-timeout", Field: "startTimeout", Type: String,
 		// A busy cluster may take minutes to schedule a gang and pull
 		// images; ten minutes waits out an ordinary queue of pods and
@@ -136,41 +113,41 @@ var table = []Setting{
 		// long before anyone would notice by hand (docs/contributing/faults.md).
 		Default: "10m",
 		Doc:     "how long the brokers wait for the whole instance to form (every pod scheduled, resolvable and connected): after it, rank 0 exits 124 naming the ranks that never joined and why, the other brokers exit 124 too, and the JobSet fails instead of holding its pods forever; a whole number with `s`, `m` or `h` (seconds without a unit); `0` or `none` waits forever",
-		value:   startTimeout(func(s *Settings) *int { return &s.StartTimeout })},
+		rule:    startTimeout(func(s *Settings) *int { return &s.StartTimeout })},
 	{Name: "topology", Field: "topology", Type: String,
 		Default: "kary:256",
 		Doc:     "`tbon.topo`: `kary:K` or `binomial` (a tree keeps rank 0's fan-in bounded)",
-		value:   text(func(s *Settings) *string { return &s.Topology }, checkTopology)},
+		rule:    textRule(func(s *Settings) *string { return &s.Topology }, checkTopology)},
 	{Name: "replicated-jobs", Field: "replicatedJobs", Type: CommaList,
 		DefaultDoc: "all, in spec order",
 		Doc:        "which replicatedJobs join, in rank order (comma-separated); rank 0 is pod 0 of job 0 of the first",
-		value:      list(func(s *Settings) *[]string { return &s.ReplicatedJobs }, parseNameList)},
+		rule:       listRule(func(s *Settings) *[]string { return &s.ReplicatedJobs }, parseNameList)},
 	{Name: "container", Field: "container", Type: String,
 		DefaultDoc: "the first container",
 		Doc:        "the container to wrap",
-		value:      text(func(s *Settings) *string { return &s.Container }, checkLabel)},
+		rule:       textRule(func(s *Settings) *string { return &s.Container }, checkLabel)},
 	{Name: "interactive", Field: "interactive", Type: Boolean,
 		DefaultDoc: "when the container has neither command nor args",
 		Doc:        "keep the instance up (`broker.rc2_none`) until `flux shutdown`",
-		value:      optionalFlag(func(s *Settings) **bool { return &s.Interactive })},
+		rule:       optionalFlag(func(s *Settings) **bool { return &s.Interactive })},
 	{Name: "launcher", Field: "launcher", Type: Boolean,
 		Default: "false",
 		Doc:     "`\"true\"`: the command is the instance's initial program, run once on rank 0 inside the instance (`flux start ... <command>`), for scripts that `flux submit`/`flux batch` their own jobs; its exit code is the leader's. Not with `interactive`, `tasks-per-node`, `run-options` or `time-limit`",
-		value:   flag(func(s *Settings) *bool { return &s.Launcher })},
+		rule:    flagRule(func(s *Settings) *bool { return &s.Launcher })},
 	{Name: "run-options", Field: "runOptions", Type: WordList,
-		Doc:   "extra `flux run` options, e.g. `-o pmi=simple,pmix` for Open MPI 5 (PMIx beside the simple PMI that MPICH needs); which options each MPI needs: see MPI below",
-		value: list(func(s *Settings) *[]string { return &s.RunOptions }, parseRunOptions)},
+		Doc:  "extra `flux run` options, e.g. `-o pmi=simple,pmix` for Open MPI 5 (PMIx beside the simple PMI that MPICH needs); which options each MPI needs: see MPI below",
+		rule: listRule(func(s *Settings) *[]string { return &s.RunOptions }, parseRunOptions)},
 	{Name: "time-limit", Field: "timeLimit", Type: String,
 		// None: a limit right for one job ends another's work; the
 		// examples set one.
-		Doc:   "the longest the command's job may run, a Flux duration (`30m`, `2h`, `1.5d`; seconds without a unit), passed as `flux run -t`: when it passes, Flux kills every task, the leader exits non-zero and the JobSet fails, instead of running on when a rank hangs (an MPI_Finalize deadlock). Not with `launcher` (give the `flux submit -t` yourself) or a `-t` in `run-options`",
-		value: timeLimitValue()},
+		Doc:  "the longest the command's job may run, a Flux duration (`30m`, `2h`, `1.5d`; seconds without a unit), passed as `flux run -t`: when it passes, Flux kills every task, the leader exits non-zero and the JobSet fails, instead of running on when a rank hangs (an MPI_Finalize deadlock). Not with `launcher` (give the `flux submit -t` yourself) or a `-t` in `run-options`",
+		rule: timeLimitValue()},
 	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
-		Doc:   "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
-		value: list(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
+		Doc:  "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
+		rule: listRule(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
 	{Name: "broker-config", Field: "brokerConfig", Type: String,
 		Doc: "extra broker TOML (tables only), merged into `broker.toml`, e.g. `[resource]` `exclude = \"0\"`; an error on keys jobset-flux writes (`[bootstrap]`, `resource.config`/`path`/`noverify`, `sched-fluxion-qmanager.queue-policy`, `access.allow-root-owner`, `tbon.topo`/`connect_timeout`)",
-		value: value{parse: func(s *Settings, raw string) error {
+		rule: rule{parse: func(s *Settings, raw string) error {
 			doc, err := parseBrokerConfig(raw)
 			if err != nil {
 				return err
@@ -181,19 +158,19 @@ var table = []Setting{
 	{Name: "log-level", Field: "logLevel", Type: Integer,
 		DefaultDoc: "Flux's",
 		Doc:        "the brokers' `log-stderr-level`, 0-7",
-		value:      optionalNumber(func(s *Settings) **int { return &s.LogLevel }, 0, 7)},
+		rule:       optionalNumber(func(s *Settings) **int { return &s.LogLevel }, 0, 7)},
 	{Name: "flux-path", Field: "fluxPath", Type: String,
-		Doc:   "prefix of the Flux in your image (`<prefix>/bin/flux`, e.g. `/usr` or `/opt/flux`); implies `view-image: none`",
-		value: text(func(s *Settings) *string { return &s.FluxPath }, checkFluxPath)},
+		Doc:  "prefix of the Flux in your image (`<prefix>/bin/flux`, e.g. `/usr` or `/opt/flux`); implies `view-image: none`",
+		rule: textRule(func(s *Settings) *string { return &s.FluxPath }, checkFluxPath)},
 	{Name: "setup", Field: "setup", Type: String, Verbatim: true,
-		Doc:   "shell text sourced on every pod before Flux starts (`. /opt/intel/oneapi/setvars.sh`, `module load ...`, staging); shipped as its own file `setup.sh` in the generated ConfigMap, never spliced into the scripts; what it exports reaches the broker and every job; a non-zero status stops the pod",
-		value: text(func(s *Settings) *string { return &s.Setup }, checkSetup)},
+		Doc:  "shell text sourced on every pod before Flux starts (`. /opt/intel/oneapi/setvars.sh`, `module load ...`, staging); shipped as its own file `setup.sh` in the generated ConfigMap, never spliced into the scripts; what it exports reaches the broker and every job; a non-zero status stops the pod",
+		rule: textRule(func(s *Settings) *string { return &s.Setup }, checkSetup)},
 	{Name: "curve-secret", Field: "curveSecret", Type: String,
-		Doc:   "use this existing Secret (key `curve.cert`); generate none",
-		value: text(func(s *Settings) *string { return &s.CurveSecret }, checkSubdomain)},
+		Doc:  "use this existing Secret (key `curve.cert`); generate none",
+		rule: textRule(func(s *Settings) *string { return &s.CurveSecret }, checkSubdomain)},
 	{Name: "shm-size", Field: "shmSize", Type: String,
-		Doc:   "`sizeLimit` of the `/dev/shm` emptyDir; below 4.25 MiB per task of a pod, what MPICH needs, a warning (see MPI)",
-		value: text(func(s *Settings) *string { return &s.ShmSize }, checkQuantity)},
+		Doc:  "`sizeLimit` of the `/dev/shm` emptyDir; below 4.25 MiB per task of a pod, what MPICH needs, a warning (see MPI)",
+		rule: textRule(func(s *Settings) *string { return &s.ShmSize }, checkQuantity)},
 }
 
 // byName finds a setting's row. A linear search of the few dozen settings
@@ -209,9 +186,9 @@ func byName(name string) (*Setting, bool) {
 
 // The kinds of value, each bound to its Settings field.
 
-// text is a string checked by check.
-func text(field func(*Settings) *string, check func(string) error) value {
-	return value{
+// textRule is a string checked by check.
+func textRule(field func(*Settings) *string, check func(string) error) rule {
+	return rule{
 		parse: func(s *Settings, raw string) error {
 			if err := check(raw); err != nil {
 				return err
@@ -225,15 +202,15 @@ func text(field func(*Settings) *string, check func(string) error) value {
 }
 
 // oneOf is a string from a fixed list.
-func oneOf(field func(*Settings) *string, allowed ...string) value {
-	v := text(field, checkEnum(allowed...))
+func oneOf(field func(*Settings) *string, allowed ...string) rule {
+	v := textRule(field, checkEnum(allowed...))
 	v.enum = allowed
 	return v
 }
 
-// number is a whole number from lo to hi.
-func number(field func(*Settings) *int, lo, hi int) value {
-	return value{
+// numberRule is a whole number from lo to hi.
+func numberRule(field func(*Settings) *int, lo, hi int) rule {
+	return rule{
 		parse: func(s *Settings, raw string) error {
 			n, err := parseInt(raw, lo, hi)
 			if err != nil {
@@ -252,8 +229,8 @@ func number(field func(*Settings) *int, lo, hi int) value {
 
 // optionalNumber is a number whose absence (nil) means something else
 // than any number.
-func optionalNumber(field func(*Settings) **int, lo, hi int) value {
-	return value{
+func optionalNumber(field func(*Settings) **int, lo, hi int) rule {
+	return rule{
 		parse: func(s *Settings, raw string) error {
 			n, err := parseInt(raw, lo, hi)
 			if err != nil {
@@ -269,9 +246,9 @@ func optionalNumber(field func(*Settings) **int, lo, hi int) value {
 	}
 }
 
-// flag is "true" or "false".
-func flag(field func(*Settings) *bool) value {
-	return value{
+// flagRule is "true" or "false".
+func flagRule(field func(*Settings) *bool) rule {
+	return rule{
 		parse: func(s *Settings, raw string) error {
 			b, err := parseBool(raw)
 			if err != nil {
@@ -285,8 +262,8 @@ func flag(field func(*Settings) *bool) value {
 }
 
 // optionalFlag is a flag whose absence (nil) means derived.
-func optionalFlag(field func(*Settings) **bool) value {
-	return value{parse: func(s *Settings, raw string) error {
+func optionalFlag(field func(*Settings) **bool) rule {
+	return rule{parse: func(s *Settings, raw string) error {
 		b, err := parseBool(raw)
 		if err != nil {
 			return err
@@ -296,9 +273,9 @@ func optionalFlag(field func(*Settings) **bool) value {
 	}, clear: func(s *Settings) { *field(s) = nil }}
 }
 
-// list is words or names, split and checked by parse.
-func list(field func(*Settings) *[]string, parse func(string) ([]string, error)) value {
-	return value{parse: func(s *Settings, raw string) error {
+// listRule is words or names, split and checked by parse.
+func listRule(field func(*Settings) *[]string, parse func(string) ([]string, error)) rule {
+	return rule{parse: func(s *Settings, raw string) error {
 		items, err := parse(raw)
 		if err != nil {
 			return err
@@ -336,8 +313,8 @@ func checkViewImage(raw string) error {
 }
 
 // startTimeout is a duration in whole seconds, 0 for none.
-func startTimeout(field func(*Settings) *int) value {
-	return value{
+func startTimeout(field func(*Settings) *int) rule {
+	return rule{
 		parse: func(s *Settings, raw string) error {
 			n, err := parseStartTimeout(raw)
 			if err != nil {
@@ -381,4 +358,23 @@ func parseStartTimeout(raw string) (int, error) {
 		return 0, fmt.Errorf("must be at most a week (%ds), got %s", MaxStartTimeout, finding.Quote(raw))
 	}
 	return n * unit, nil
+}
+
+// timeLimitValue is the time-limit setting. A number without a unit
+// means seconds, as README says and as a Flux Standard Duration reads it,
+// but flux run -t reads a bare number as minutes (flux-core's
+// cli/base.py multiplies it by 60): the value is stored with its unit
+// written out, so that "600" reaches flux run as -t 600s, not as ten
+// hours.
+func timeLimitValue() rule {
+	v := textRule(func(s *Settings) *string { return &s.TimeLimit }, checkTimeLimit)
+	parse := v.parse
+	v.parse = func(s *Settings, raw string) error {
+		if err := parse(s, raw); err != nil {
+			return err
+		}
+		s.TimeLimit = WithUnit(raw)
+		return nil
+	}
+	return v
 }

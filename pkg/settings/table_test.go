@@ -18,16 +18,16 @@ func TestDefaultsValid(t *testing.T) {
 		if row.Default == "" {
 			continue
 		}
-		if row.value.set == nil {
+		if row.rule.set == nil {
 			t.Errorf("%s has a default but its kind of value cannot store one", row.Name)
 			continue
 		}
 		parsed := Settings{resolved: true}
-		if err := row.value.parse(&parsed, row.Default); err != nil {
+		if err := row.rule.parse(&parsed, row.Default); err != nil {
 			t.Errorf("default %s=%q: %v", row.Name, row.Default, err)
 		}
 		stored := Settings{resolved: true}
-		row.value.set(&stored, row.Default)
+		row.rule.set(&stored, row.Default)
 		if !reflect.DeepEqual(parsed, stored) {
 			t.Errorf("default %s=%q parses to %+v, but is stored as %+v", row.Name, row.Default, parsed, stored)
 		}
@@ -109,7 +109,7 @@ func TestTableRows(t *testing.T) {
 	seen := map[string]bool{}
 	for _, d := range table {
 		switch {
-		case d.Name == "" || d.Field == "" || d.Doc == "" || d.value.parse == nil:
+		case d.Name == "" || d.Field == "" || d.Doc == "" || d.rule.parse == nil:
 			t.Errorf("incomplete row %+v", d)
 		case seen[d.Name] || seen[d.Field]:
 			t.Errorf("%s or %s is in the table twice", d.Name, d.Field)

@@ -254,15 +254,15 @@ func (s *ctSink) Put(at int, rec *resourcelist.Record, obj *fn.KubeObject) {
 	s.Sink.Put(at, rec, obj)
 }
 
-// TestRenderHoldsOnlyWhatIsReadLater: an item goes to the sink as soon
-// as the loop is done with it, with a record that keeps only what Keeps
-// allows; only what something reads later is held whole to the end: a
-// Secret of the input.
-func TestRenderHoldsOnlyWhatIsReadLater(t *testing.T) {
+// TestRenderHoldsNothing: an item goes to the sink as soon as the loop
+// is done with it, with a record that keeps only what Keeps allows; a
+// Secret of the input, which a later JobSet may read, is asked of the
+// source again rather than held.
+func TestRenderHoldsNothing(t *testing.T) {
 	in := ctList(t, map[string]string{
-		"a.yaml":      ctJobSet("a", "hpc", ""),
-		"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations: {team: hpc}\nspec:\n  replicas: 3\n",
-		"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: dmFsdWU=\n",
+		"0-secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  k: dmFsdWU=\n",
+		"a.yaml":        ctJobSet("a", "hpc", ""),
+		"deploy.yaml":   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations: {team: hpc}\nspec:\n  replicas: 3\n",
 	}, "")
 	sink := &ctSink{Sink: resourcelist.NewSpoolSink(testSpool(t))}
 	out, ok := ctWhole(t, "render", in, sink)
@@ -276,7 +276,7 @@ func TestRenderHoldsOnlyWhatIsReadLater(t *testing.T) {
 			t.Errorf("%s %s: its record kept more than Keeps allows: %v", rec.Kind, rec.Name, rec.Annotations())
 		}
 	}
-	if len(kinds) != 5 || kinds[len(kinds)-1] != "Secret/s" {
-		t.Errorf("items reached the sink in the order %v; want the JobSet, its ConfigMap and Secret and the Deployment first, the input Secret last", kinds)
+	if len(kinds) != 5 || kinds[0] != "Secret/s" || kinds[len(kinds)-1] != "Deployment/d" {
+		t.Errorf("items reached the sink in the order %v; want the input Secret first, as the loop takes it, and the Deployment last", kinds)
 	}
 }

@@ -2,11 +2,14 @@ package transform
 
 import (
 	"cmp"
+	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -62,7 +65,7 @@ func uniquePaths(out []*resourcelist.Record, added []int) []int {
 	for _, at := range moved {
 		p := freePath(placedAt(out[at]), out[at], taken)
 		taken[p] = true
-		for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
+		for _, key := range []string{kioutil.PathAnnotation, jobsetrender.LegacyPathAnnotation} {
 			if out[at].Annotation(key) != "" {
 				must(out[at].SetAnnotation(key, p), "setting the path of a generated object")
 			}
@@ -78,7 +81,7 @@ func placedAt(rec *resourcelist.Record) string {
 	}
 	p := rec.Annotation(kioutil.PathAnnotation)
 	if p == "" {
-		p = rec.Annotation(legacyPathAnnotation)
+		p = rec.Annotation(jobsetrender.LegacyPathAnnotation)
 	}
 	if p == "" {
 		return ""
@@ -94,12 +97,6 @@ func byFile(a, b *resourcelist.Record) int {
 		strings.Compare(a.Kind, b.Kind),
 		strings.Compare(a.Name, b.Name),
 	)
-}
-
-// objectFile is the file a generated object is written to beside its
-// JobSet's file: <kind>_<name>.yaml, as kpt names a new object's file.
-func objectFile(jobsetFile, kind, name string) string {
-	return path.Join(path.Dir(jobsetFile), strings.ToLower(kind)+"_"+name+".yaml")
 }
 
 // freePath is the first free file for an object whose own is taken: with
@@ -123,7 +120,7 @@ func freePath(own string, rec *resourcelist.Record, taken map[string]bool) strin
 // setPlacement moves an object to file p, in both spellings of the path
 // annotation that it carries (as uniquePaths moved its record).
 func setPlacement(obj *fn.KubeObject, p string) {
-	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
+	for _, key := range []string{kioutil.PathAnnotation, jobsetrender.LegacyPathAnnotation} {
 		if obj.GetAnnotation(key) != "" {
 			must(obj.SetAnnotation(key, p), "setting the path of a generated object")
 		}
@@ -136,4 +133,20 @@ func must(err error, doing string) {
 	if err != nil {
 		panic(doing + ": " + err.Error())
 	}
+}
+
+// withPlacement gives a regenerated object the file placement of the
+// object it replaces, so kpt keeps it where the package has it.
+func withPlacement(obj *fn.KubeObject, old *resourcelist.Record) *fn.KubeObject {
+	annotations := old.Annotations()
+	// In key order: a key the object lacks is appended, and the output
+	// must not depend on map order.
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if v := annotations[k]; jobsetrender.IsPlacement(k) {
+			if err := obj.SetAnnotation(k, v); err != nil {
+				panic(fmt.Sprintf("setting annotation on a generated object: %v", err))
+			}
+		}
+	}
+	return obj
 }

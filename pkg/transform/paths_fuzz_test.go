@@ -3,8 +3,10 @@ package transform
 import (
 	"path"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -16,7 +18,7 @@ func fuObject(t *testing.T, kind, namespace, name, file, index string) *fn.KubeO
 	obj := fn.NewEmptyKubeObject()
 	for _, err := range []error{
 		obj.SetAPIVersion("v1"), obj.SetKind(kind), obj.SetName(name), obj.SetNamespace(namespace),
-		obj.SetAnnotation(kioutil.PathAnnotation, file), obj.SetAnnotation(legacyPathAnnotation, file),
+		obj.SetAnnotation(kioutil.PathAnnotation, file), obj.SetAnnotation(jobsetrender.LegacyPathAnnotation, file),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -48,13 +50,13 @@ func fuBuild(t *testing.T, data []byte) (items, added []*fn.KubeObject) {
 			continue
 		}
 		ids[id] = true
-		own := objectFile(path.Join(dir, "js.yaml"), kind, name)
+		own := path.Join(dir, strings.ToLower(kind)+"_"+name+".yaml")
 		if a/24%2 == 0 {
 			added = append(added, fuObject(t, kind, ns, name, own, ""))
 			continue
 		}
 		// An existing object: in its own file, or in one a new object wants.
-		file := []string{own, objectFile(path.Join(dir, "js.yaml"), kind, ns+"_"+name), path.Join(dir, "other.yaml")}[b/3%3]
+		file := []string{own, path.Join(dir, strings.ToLower(kind)+"_"+ns+"_"+name+".yaml"), path.Join(dir, "other.yaml")}[b/3%3]
 		items = append(items, fuObject(t, kind, ns, name, file, string(rune('0'+next[file]))))
 		next[file]++
 	}
@@ -125,8 +127,8 @@ func fuCheck(t *testing.T, items, added []*fn.KubeObject, own map[*fn.KubeObject
 			t.Fatalf("%s/%s/%s and %s/%s/%s are both in %s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), other.GetKind(), other.GetNamespace(), other.GetName(), p)
 		}
 		files[p] = obj
-		if path.Dir(p) != path.Dir(own[obj]) || obj.GetAnnotation(legacyPathAnnotation) != p {
-			t.Fatalf("%s moved from %s to %s (both annotations: %q)", obj.GetName(), own[obj], p, obj.GetAnnotation(legacyPathAnnotation))
+		if path.Dir(p) != path.Dir(own[obj]) || obj.GetAnnotation(jobsetrender.LegacyPathAnnotation) != p {
+			t.Fatalf("%s moved from %s to %s (both annotations: %q)", obj.GetName(), own[obj], p, obj.GetAnnotation(jobsetrender.LegacyPathAnnotation))
 		}
 	}
 	for _, obj := range added {

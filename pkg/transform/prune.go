@@ -4,70 +4,29 @@ import (
 	"fmt"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
-// pruneOrphans removes the ConfigMaps and Secrets the function generated
-// for JobSets that are no longer in the input, or no longer annotated for
-// Flux. kpt writes generated objects into the package, so without this a
-// renamed or removed JobSet would leave its old files behind for good.
-//
-// An object is removed only when the function can prove it wrote that
-// exact object and that nothing still needs it: it carries the digest the
-// function recorded when it wrote it (plan.DigestAnnotation) and the
-// digest still matches the object (stampDigest, digestOf), and nothing in
-// the output or the function config names it (findReferences). Every
-// other object labelled as generated for a JobSet that is gone stays, with
-// a warning that says why; among them the objects earlier versions wrote,
-// which carry no digest: nothing tells them from a user's lookalike.
-func pruneOrphans(r *run, config *fn.KubeObject) {
-	var orphans []int
-	var proven []*fn.KubeObject
-	for at, rec := range r.out {
-		if rec != nil && r.candidate(rec) {
-			// keep held every candidate whole.
-			orphans = append(orphans, at)
-			if recorded, matches := digestMatches(r.held[at]); recorded && matches {
-				proven = append(proven, r.held[at])
-			}
-		}
-	}
-	if len(orphans) == 0 {
-		return
-	}
-	// An item in the sink never names an orphan that may be removed
-	// (keep held such items whole): only the items held can.
-	refs := findReferences(r.heldTrees(), config, proven)
-	for _, at := range orphans {
-		found := pruneVerdict(r.held[at], r.out[at], refs)
-		r.findings = append(r.findings, settled{r.out[at], found})
-		if found[0].Severity == finding.Info {
-			r.out[at] = nil
-			delete(r.held, at)
-		}
-	}
-}
-
 // pruneVerdict says what becomes of an orphan: an info when it is
 // removed, else a warning that says why it stays.
-func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, refs map[*fn.KubeObject]reference) finding.List {
+func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, ref reference, referenced bool) finding.List {
 	owner, _ := generatedFor(rec)
 	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", rec.Kind, finding.Quote(owner), settings.EnabledAnnotation)
 	labelled := fmt.Sprintf("kept: it is labelled %s=%s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", plan.ManagedByLabel, plan.ManagedByValue, finding.Quote(owner), settings.EnabledAnnotation)
 	digestPath := "metadata.annotations[" + plan.DigestAnnotation + "]"
 	var found finding.List
-	recorded, matches := digestMatches(item)
-	ref, referenced := refs[item]
+	recorded, matches := jobsetrender.DigestMatches(item)
 	switch {
 	case !recorded:
 		found.Warnf(digestPath, "%s, but it has no %s annotation, so nothing proves that jobset-flux wrote it (a user or another tool did, or a jobset-flux older than the digest); delete it yourself if nothing needs it", labelled, plan.DigestAnnotation)
 	case !matches:
 		found.Warnf(digestPath, "%s, but it is no longer what jobset-flux wrote: a value, label, annotation or field was changed or added since (its %s annotation does not match it); delete it yourself if nothing needs it", labelled, plan.DigestAnnotation)
 	case referenced:
-		found.Warnf("", "kept: %s, but %s still refers to it at %s; it is removed by the first render after nothing refers to it", orphan, ref.describe(), shorten(ref.path))
+		found.Warnf("", "kept: %s, but %s still refers to it at %s; it is removed by the first render after nothing refers to it", orphan, ref.holderName(), shorten(ref.path))
 	default:
 		found.Infof("", "removed: %s", orphan)
 	}
@@ -76,7 +35,7 @@ func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, refs map[*fn.Ku
 
 // generatedFor returns the JobSet a ConfigMap or Secret is labelled as
 // generated for. The labels only make it a candidate: a user can write
-// them too, so pruneOrphans decides by the digest.
+// them too, so prune decides by the digest.
 func generatedFor(rec *resourcelist.Record) (string, bool) {
 	labels := rec.Labels()
 	owner := labels[plan.JobSetLabel]

@@ -7,66 +7,74 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// reference is where something still names an object.
-type reference struct {
-	by   *fn.KubeObject // nil: the function config
-	path string
+// target is an orphan that prune may remove: its position, name and
+// namespace.
+type target struct {
+	at              int
+	name, namespace string
 }
 
-// describe names the object holding the reference, for a message.
-func (r reference) describe() string {
-	if r.by == nil {
+// reference is where something still names a target: the object that
+// names it, at its position (-1: the function config), and the path.
+type reference struct {
+	at     int
+	holder string
+	path   string
+}
+
+// holderName names the object holding the reference, for a message.
+func (r reference) holderName() string {
+	if r.at < 0 {
 		return "the function config"
 	}
-	id := r.by.GetName()
-	if ns := r.by.GetNamespace(); ns != "" {
-		id = ns + "/" + id
-	}
-	return r.by.GetKind() + " " + finding.Quote(id)
+	return r.holder
 }
 
-// findReferences returns, for each of targets, the first place in items
-// or the function config that names it. Any string value equal to the
-// target's name counts (a volume's configMap.name or secret.secretName, a
-// projected source, envFrom, a key reference, imagePullSecrets, another
-// JobSet's flux-framework.org/curve-secret, a field of a resource kind
-// the function has never heard of), in an object of the target's
-// namespace, of no namespace, or anywhere when the target has none; so
-// does namespace/name in any object. Matching every value, not a list of
+// referencesIn returns, for each of targets that the object at position
+// at (-1: the function config) names, the first place in it that does,
+// by the target's position. Any string value equal to the target's name
+// counts (a volume's configMap.name or secret.secretName, a projected
+// source, envFrom, a key reference, imagePullSecrets, another JobSet's
+// flux-framework.org/curve-secret, a field of a resource kind the
+// function has never heard of), in an object of the target's namespace,
+// of no namespace, or anywhere when the target has none; so does
+// namespace/name in any object. Matching every value, not a list of
 // known fields, errs on the side of keeping: a false match keeps an
 // object with a warning, a missed one would delete a Secret a pod needs.
-func findReferences(items fn.KubeObjects, config *fn.KubeObject, targets []*fn.KubeObject) map[*fn.KubeObject]reference {
-	found := map[*fn.KubeObject]reference{}
-	if len(targets) == 0 {
+// A target does not name itself.
+func referencesIn(obj *fn.KubeObject, at int, targets []target) map[int]reference {
+	found := map[int]reference{}
+	if len(targets) == 0 || obj == nil || obj.IsEmpty() {
 		return found
 	}
-	byName, byID := map[string][]*fn.KubeObject{}, map[string][]*fn.KubeObject{}
+	byName, byID := map[string][]target{}, map[string][]target{}
 	for _, t := range targets {
-		byName[t.GetName()] = append(byName[t.GetName()], t)
-		if ns := t.GetNamespace(); ns != "" {
-			byID[ns+"/"+t.GetName()] = append(byID[ns+"/"+t.GetName()], t)
+		byName[t.name] = append(byName[t.name], t)
+		if t.namespace != "" {
+			byID[t.namespace+"/"+t.name] = append(byID[t.namespace+"/"+t.name], t)
 		}
 	}
-	scan := func(by *fn.KubeObject, n *yaml.Node, namespace string) {
-		walkScalars(n, nil, func(v string, trail []step) {
-			for _, t := range byName[v] {
-				if _, done := found[t]; !done && t != by && sameNamespace(namespace, t.GetNamespace()) {
-					found[t] = reference{by, pathOf(trail)}
-				}
+	namespace, holder := "", ""
+	if at >= 0 {
+		namespace = obj.GetNamespace()
+		id := obj.GetName()
+		if namespace != "" {
+			id = namespace + "/" + id
+		}
+		holder = obj.GetKind() + " " + finding.Quote(id)
+	}
+	walkScalars(yamltree.NodeOf(obj), nil, func(v string, trail []step) {
+		for _, t := range byName[v] {
+			if _, done := found[t.at]; !done && t.at != at && sameNamespace(namespace, t.namespace) {
+				found[t.at] = reference{at, holder, pathOf(trail)}
 			}
-			for _, t := range byID[v] {
-				if _, done := found[t]; !done && t != by {
-					found[t] = reference{by, pathOf(trail)}
-				}
+		}
+		for _, t := range byID[v] {
+			if _, done := found[t.at]; !done && t.at != at {
+				found[t.at] = reference{at, holder, pathOf(trail)}
 			}
-		})
-	}
-	for _, item := range items {
-		scan(item, nodeOf(item), item.GetNamespace())
-	}
-	if config != nil && !config.IsEmpty() {
-		scan(nil, nodeOf(config), "")
-	}
+		}
+	})
 	return found
 }
 

@@ -1,11 +1,9 @@
 package transform
 
 import (
-	"strings"
-
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 )
 
 var severities = map[finding.Severity]fn.Severity{
@@ -14,10 +12,10 @@ var severities = map[finding.Severity]fn.Severity{
 	finding.Info:    fn.Info,
 }
 
-// results turns findings into KRM results that name the resource, the
+// krmResults turns findings into KRM results that name the resource, the
 // field and the file, as kpt shows them.
 // Each object is read through its record.
-func results(findings []settled) fn.Results {
+func krmResults(findings []settled) fn.Results {
 	var out fn.Results
 	for _, r := range findings {
 		for _, f := range r.found {
@@ -58,19 +56,9 @@ func shorten(v string) string {
 	return v[:limit] + "..."
 }
 
-// kpt still writes the pre-"internal." spellings of the placement
-// annotations next to the current ones; both must stay in step.
-const (
-	legacyPathAnnotation  = "config.kubernetes.io/path"
-	legacyIndexAnnotation = "config.kubernetes.io/index"
-)
-
-// isPlacement reports whether an annotation says where an object lives
-// in the package (kpt's path and index annotations).
-func isPlacement(key string) bool {
-	switch key {
-	case kioutil.PathAnnotation, legacyPathAnnotation, kioutil.IndexAnnotation, legacyIndexAnnotation:
-		return true
-	}
-	return strings.HasPrefix(key, "internal.config.kubernetes.io/") && key != kioutil.IdAnnotation
+// settled is a report on an object the loop is done with: its findings
+// and the object's record, which results read.
+type settled struct {
+	rec   *resourcelist.Record
+	found finding.List
 }

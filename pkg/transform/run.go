@@ -6,33 +6,37 @@ import (
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
 // Keeps is what a record keeps of an item's labels and annotations:
-// those the function reads of an item it does not hold whole.
-// pruneOrphans reads the Flux annotation, local-config and the
-// generated-for labels; withPlacement, uniquePaths and results the
-// placement annotations. Sources are made with it
-// (resourcelist.NewWhole, resourcelist.ParseLazy).
+// those the function reads of an item other than when it has it whole.
+// prune reads the Flux annotation, local-config and the generated-for
+// labels; withPlacement, uniquePaths and results the placement
+// annotations. Sources are made with it (resourcelist.NewWhole,
+// resourcelist.ParseLazy).
 func Keeps(field, key string) bool {
 	if field == "labels" {
 		return key == plan.ManagedByLabel || key == plan.JobSetLabel
 	}
-	return key == settings.EnabledAnnotation || key == fn.KptLocalConfig || isPlacement(key)
+	return key == settings.EnabledAnnotation || key == fn.KptLocalConfig || jobsetrender.IsPlacement(key)
 }
 
-// run is one Render: the input's table of records, the output's, and
-// the items the function holds whole until the end.
+// run is one Render, in two passes over the source: the index pass
+// (survey) reads what the render of any item may need of the others,
+// and the render pass takes each item, renders it and puts what goes
+// out in its place in the sink. An item needed again later (a CURVE
+// Secret a JobSet names, an orphan whose fate is known at the end) is
+// asked of the source again: whether that reads it from memory or
+// parses it again is the source's business.
 //
 // Positions are those of the output before it is sorted: the input's,
-// then the generated objects appended (added). Each item goes to the
-// sink once the loop is done with it, unless something later must read
-// more of it than its record (keep); those are held, and go to the sink
-// at the end (finish).
+// then the generated objects appended (added).
 type run struct {
 	src  resourcelist.Source
 	sink resourcelist.Sink
@@ -41,25 +45,24 @@ type run struct {
 	input []*resourcelist.Record // the input's, by position
 	out   []*resourcelist.Record // what stands at each position; nil: pruned
 	added []int                  // positions of the generated objects appended
-	held  map[int]*fn.KubeObject // whole items not in the sink, by position
+	// placed are the generated objects placed at a position of the
+	// input that the loop has not reached: they go down the loop there,
+	// in place of the input's item.
+	placed map[int]*fn.KubeObject
 
-	owners  map[string]bool  // namespace/name of the JobSets that own generated objects
-	targets []*fn.KubeObject // orphans pruneOrphans may remove
+	owners    map[string]bool   // namespace/name of the JobSets that own generated objects
+	selectors map[int]string    // by position: the JobSet a v1 Service's selector picks
+	targets   []target          // orphans prune may remove, if nothing names them
+	refs      map[int]reference // by target position: the first item that names it
 
 	findings []settled
-}
-
-// settled is a report on an object the loop is done with: its findings
-// and the object's record, which results read.
-type settled struct {
-	rec   *resourcelist.Record
-	found finding.List
 }
 
 func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.RecordFilter) *run {
 	input := src.Records()
 	r := &run{src: src, sink: sink, rc: resourcelist.NewRecorder(keep), input: input,
-		out: slices.Clone(input), held: map[int]*fn.KubeObject{}, owners: map[string]bool{}}
+		out: slices.Clone(input), placed: map[int]*fn.KubeObject{}, owners: map[string]bool{},
+		selectors: map[int]string{}, refs: map[int]reference{}}
 	for _, rec := range input {
 		if isOwner(rec) {
 			r.owners[rec.Namespace+"/"+rec.Name] = true
@@ -68,89 +71,75 @@ func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.R
 	return r
 }
 
-// isOwner reports whether an item is a JobSet whose generated objects
-// are not orphans: one marked for Flux, unless marked "false". The
-// function never removes or renames a JobSet, so the owners of the
-// output are those of the input.
-func isOwner(rec *resourcelist.Record) bool {
-	value, marked := rec.Annotations()[settings.EnabledAnnotation]
-	return rec.Kind == jobset.Kind && marked && value != "false"
-}
-
 // candidate reports whether an item is labelled as generated for a
-// JobSet that is not in the input: an orphan pruneOrphans looks at.
+// JobSet that is not in the input: an orphan prune looks at.
 func (r *run) candidate(rec *resourcelist.Record) bool {
 	owner, generated := generatedFor(rec)
 	return generated && !r.owners[rec.Namespace+"/"+owner]
 }
 
-// isSecret reports whether an item is a v1 Secret.
-func isSecret(rec *resourcelist.Record) bool {
-	return rec.Kind == "Secret" && rec.APIVersion == "v1"
-}
-
-// takeEarly takes the items read whole before the loop gets to them:
-// the input's v1 Secrets (a JobSet may use one as its CURVE Secret and
-// read its certificate), its v1 Services (their selectors say whether a
-// JobSet's subdomain is taken: newClaims) and the orphan candidates (their digests say
-// which are targets). Whether a candidate is an orphan depends only on
-// the input's JobSets, which the records say.
-func (r *run) takeEarly() error {
+// survey is the index pass: it reads whole the input's v1 Services
+// (their selectors say whether a JobSet's subdomain is taken: newIndex)
+// and the orphan candidates (their digests say which are targets), and
+// tells the source which items the render pass asks for more than once:
+// those two, and the input's v1 Secrets (a JobSet may use one as its
+// CURVE Secret and read its certificate). Whether a candidate is an
+// orphan depends only on the input's JobSets, which the records say.
+func (r *run) survey() error {
 	for i, rec := range r.input {
-		if !isSecret(rec) && !isService(rec) && !r.candidate(rec) {
+		if isSecret(rec) {
+			r.src.Again(i)
+		}
+		if !isService(rec) && !r.candidate(rec) {
 			continue
 		}
+		r.src.Again(i)
 		obj, err := r.src.Item(i)
 		if err != nil {
 			return err
 		}
-		r.held[i] = obj
+		if isService(rec) {
+			r.selectors[i], _, _ = obj.NestedString("spec", "selector", jobsetrender.JobSetNameLabel)
+		}
 		if r.candidate(rec) {
-			if recorded, matches := digestMatches(obj); recorded && matches {
-				r.targets = append(r.targets, obj)
+			if recorded, matches := jobsetrender.DigestMatches(obj); recorded && matches {
+				r.targets = append(r.targets, target{i, rec.Name, rec.Namespace})
 			}
 		}
 	}
 	return nil
 }
 
-// keep reports whether an item stays whole until the end, because
-// something later reads more of it than its record; inInput is whether
-// it stands at a position of the input:
-//
-//   - a v1 Secret of the input: a later JobSet may use it as its CURVE
-//     Secret and read its certificate (generate);
-//   - an orphan candidate: pruneOrphans checks its digest, over the
-//     whole object;
-//   - an item that names a target (an orphan pruneOrphans may remove):
-//     findReferences must find that name where it is.
-func (r *run) keep(obj *fn.KubeObject, rec *resourcelist.Record, inInput bool) bool {
-	if inInput && isSecret(rec) || r.candidate(rec) {
-		return true
-	}
-	return len(r.targets) > 0 && len(findReferences(fn.KubeObjects{obj}, nil, r.targets)) > 0
-}
-
-// take is item i whole: the one held there (taken early, or a generated
-// object placed there), else the source's.
+// take is item i whole: a generated object placed there, else the
+// source's.
 func (r *run) take(i int) (*fn.KubeObject, error) {
-	if obj, ok := r.held[i]; ok {
-		delete(r.held, i)
+	if obj, ok := r.placed[i]; ok {
+		delete(r.placed, i)
 		return obj, nil
 	}
 	return r.src.Item(i)
 }
 
-// deliver puts obj, whose record is rec, at position at: held when keep
-// says so, else in the sink.
-func (r *run) deliver(at int, obj *fn.KubeObject, rec *resourcelist.Record, inInput bool) {
+// deliver puts obj, whose record is rec, at position at: in the sink,
+// but for an orphan candidate, whose fate prune decides at the end.
+// What it names of the targets is noted on the way.
+func (r *run) deliver(at int, obj *fn.KubeObject, rec *resourcelist.Record) {
 	r.out[at] = rec
-	if r.keep(obj, rec, inInput) {
-		r.held[at] = obj
+	r.noteReferences(obj, at)
+	if r.candidate(rec) {
 		return
 	}
-	delete(r.held, at)
 	r.sink.Put(at, rec, obj)
+}
+
+// noteReferences keeps, for each target obj names, the reference of the
+// lowest position: the first in the output's order.
+func (r *run) noteReferences(obj *fn.KubeObject, at int) {
+	for t, ref := range referencesIn(obj, at, r.targets) {
+		if old, ok := r.refs[t]; !ok || old.at < 0 || ref.at >= 0 && ref.at < old.at {
+			r.refs[t] = ref
+		}
+	}
 }
 
 // place puts each object generated while the loop is at i where the
@@ -166,13 +155,13 @@ func (r *run) place(generated []*fn.KubeObject, i int, index *index) {
 			at = len(r.out)
 			r.out = append(r.out, nil)
 			r.added = append(r.added, at)
-			r.deliver(at, obj, r.rc.Record(obj), false)
+			r.deliver(at, obj, r.rc.Record(obj))
 		case at > i:
 			obj = withPlacement(obj, r.out[at])
-			r.out[at], r.held[at] = r.rc.Record(obj), obj
+			r.out[at], r.placed[at] = r.rc.Record(obj), obj
 		default:
 			obj = withPlacement(obj, r.out[at])
-			r.deliver(at, obj, r.rc.Record(obj), true)
+			r.deliver(at, obj, r.rc.Record(obj))
 		}
 	}
 }
@@ -181,13 +170,13 @@ func (r *run) place(generated []*fn.KubeObject, i int, index *index) {
 // finished what goes out in its place, reports what was said on their
 // behalf. Only a JobSet's metadata can change on the way (rendering,
 // unrendering), so another item keeps the record it came with.
-func (r *run) done(i int, input, finished *fn.KubeObject, reports []report) {
+func (r *run) done(i int, input, finished *fn.KubeObject, reports []jobsetrender.Report) {
 	inputRec, rec := r.out[i], r.out[i]
 	if finished != input || rec.Kind == jobset.Kind {
 		rec = r.rc.Record(finished)
 	}
 	r.settle(reports, known{finished, rec}, known{input, inputRec})
-	r.deliver(i, finished, rec, true)
+	r.deliver(i, finished, rec)
 }
 
 // known is an object whose record is made already.
@@ -198,22 +187,22 @@ type known struct {
 
 // settle keeps reports as findings on their objects' records: the first
 // of known that names the object, else its record made now.
-func (r *run) settle(reports []report, records ...known) {
+func (r *run) settle(reports []jobsetrender.Report, records ...known) {
 	for _, rep := range reports {
-		if len(rep.found) == 0 {
+		if len(rep.Found) == 0 {
 			continue
 		}
 		var rec *resourcelist.Record
 		for _, k := range records {
-			if k.obj == rep.obj {
+			if k.obj == rep.Obj {
 				rec = k.rec
 				break
 			}
 		}
-		if rec == nil && rep.obj != nil {
-			rec = r.rc.Record(rep.obj)
+		if rec == nil && rep.Obj != nil {
+			rec = r.rc.Record(rep.Obj)
 		}
-		r.findings = append(r.findings, settled{rec, rep.found})
+		r.findings = append(r.findings, settled{rec, rep.Found})
 	}
 }
 
@@ -230,36 +219,50 @@ func (r *run) passThrough() error {
 	return r.src.Finish()
 }
 
-// heldTrees are the items held, in position order.
-func (r *run) heldTrees() fn.KubeObjects {
-	var out fn.KubeObjects
-	for at := range r.out {
-		if obj, ok := r.held[at]; ok {
-			out = append(out, obj)
+// prune removes the ConfigMaps and Secrets the function generated
+// for JobSets that are no longer in the input, or no longer annotated for
+// Flux. kpt writes generated objects into the package, so without this a
+// renamed or removed JobSet would leave its old files behind for good.
+//
+// An object is removed only when the function can prove it wrote that
+// exact object and that nothing still needs it: it carries the digest the
+// function recorded when it wrote it (plan.DigestAnnotation) and the
+// digest still matches the object (stampDigest, digestOf), and nothing in
+// the output or the function config names it (referencesIn). Every
+// other object labelled as generated for a JobSet that is gone stays, with
+// a warning that says why; among them the objects earlier versions wrote,
+// which carry no digest: nothing tells them from a user's lookalike.
+// The candidates the loop left out of the sink go there now, unless
+// removed.
+func (r *run) prune(config *fn.KubeObject) error {
+	r.noteReferences(config, -1)
+	for at, rec := range r.out {
+		if rec == nil || !r.candidate(rec) {
+			continue
 		}
+		obj, err := r.src.Item(at)
+		if err != nil {
+			return err
+		}
+		// As in the loop: a block scalar no reader can read must not be
+		// written back.
+		yamltree.SafeBlockStyles(yamltree.NodeOf(obj))
+		ref, referenced := r.refs[at]
+		found := pruneVerdict(obj, rec, ref, referenced)
+		r.findings = append(r.findings, settled{rec, found})
+		if found[0].Severity == finding.Info {
+			r.out[at] = nil
+			continue
+		}
+		r.sink.Put(at, rec, obj)
 	}
-	return out
+	return nil
 }
 
 // finish gives generated objects new to the package files of their own
-// (uniquePaths), puts the items held in the sink, and checks the items
-// of the source never taken.
+// (uniquePaths), and checks the items of the source never taken.
 func (r *run) finish() error {
-	var edits []int
 	for _, at := range uniquePaths(r.out, r.added) {
-		if obj, ok := r.held[at]; ok {
-			setPlacement(obj, placedAt(r.out[at]))
-		} else {
-			edits = append(edits, at)
-		}
-	}
-	for at := range r.out {
-		if obj, ok := r.held[at]; ok {
-			r.sink.Put(at, r.out[at], obj)
-		}
-	}
-	r.held = nil
-	for _, at := range edits {
 		p := placedAt(r.out[at])
 		if err := r.sink.Edit(at, func(full *fn.KubeObject) { setPlacement(full, p) }); err != nil {
 			return fmt.Errorf("moving %s %s to %s: %w", r.out[at].Kind, r.out[at].Name, p, err)
@@ -270,7 +273,7 @@ func (r *run) finish() error {
 
 // results are the source's results, then the function's.
 func (r *run) results() fn.Results {
-	return append(slices.Clip(r.src.Results()), results(r.findings)...)
+	return append(slices.Clip(r.src.Results()), krmResults(r.findings)...)
 }
 
 // failed reports whether any finding is an error.

@@ -1,9 +1,7 @@
-package transform
+package jobsetrender
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
@@ -108,7 +106,7 @@ func keepInstallerPlace(pod *yaml.Node) {
 // error) is left as it is.
 func unrender(item *fn.KubeObject) (*fn.KubeObject, bool) {
 	if item.GetKind() != jobset.Kind || item.GetAPIVersion() != jobset.APIVersion || item.IsLocalConfig() ||
-		item.GetAnnotation(settings.EnabledAnnotation) != "false" || len(duplicateKeys(nodeOf(item))) > 0 {
+		item.GetAnnotation(settings.EnabledAnnotation) != "false" || len(finding.DuplicateKeys(yamltree.NodeOf(item))) > 0 {
 		return item, false
 	}
 	rn := item.CopyToResourceNode()
@@ -346,78 +344,13 @@ func removeMatching(m *yaml.Node, key string, patterns []*yaml.Node) int {
 	return removed
 }
 
-// keyNode returns the key node of key in the map m, nil when it has none.
-func keyNode(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i]
-		}
-	}
-	return nil
-}
-
-// takeComments removes the comments under n and returns those the
-// function did not write itself (the octal mode after a defaultMode).
-func takeComments(n *yaml.Node) []string {
-	var out []string
-	for _, c := range []*string{&n.HeadComment, &n.LineComment, &n.FootComment} {
-		if *c != "" && !(c == &n.LineComment && isModeComment(*c)) {
-			out = append(out, *c)
-		}
-		*c = ""
-	}
-	for _, child := range n.Content {
-		out = append(out, takeComments(child)...)
-	}
-	return out
-}
-
-// isModeComment reports whether a line comment is one that octal writes.
-func isModeComment(c string) bool {
-	c = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c), "#"))
-	return c == fmt.Sprintf("%#o", scriptsMode) || c == fmt.Sprintf("%#o", certMode)
-}
-
-// addFootComments appends comments to n's foot comment.
-func addFootComments(n *yaml.Node, comments []string) {
-	if n == nil || len(comments) == 0 {
-		return
-	}
-	if n.FootComment != "" {
-		comments = append([]string{n.FootComment}, comments...)
-	}
-	n.FootComment = strings.Join(comments, "\n")
-}
-
-// removeKey removes key from the map m, keeping the user's comments on
-// the pair: after the pair before it, or before the pair after it.
-func removeKey(m *yaml.Node, key string) {
-	i := slices.IndexFunc(m.Content, func(k *yaml.Node) bool { return k.Value == key })
-	if i < 0 || i%2 != 0 || i+1 >= len(m.Content) {
-		return
-	}
-	comments := append(takeComments(m.Content[i]), takeComments(m.Content[i+1])...)
-	m.Content = append(m.Content[:i], m.Content[i+2:]...)
-	switch {
-	case len(comments) == 0:
-	case i >= 2:
-		addFootComments(m.Content[i-2], comments)
-	case i < len(m.Content):
-		k := m.Content[i]
-		k.HeadComment = strings.Join(append(comments, k.HeadComment), "\n")
-		k.HeadComment = strings.TrimSuffix(k.HeadComment, "\n")
-	default:
-		addFootComments(m, comments)
-	}
-}
-
-// unrenderDisabled is unrender with an info saying what was removed.
-func unrenderDisabled(item *fn.KubeObject, reports *[]report) *fn.KubeObject {
+// Unrender is unrender, with an info on the JobSet returned saying what
+// was removed.
+func Unrender(item *fn.KubeObject) (*fn.KubeObject, finding.List) {
 	out, ok := unrender(item)
+	var found finding.List
 	if ok {
-		var found finding.List
 		found.Infof("metadata.annotations["+settings.EnabledAnnotation+"]", "is \"false\": removed the Flux init container, volumes, mounts and entrypoint that jobset-flux had added, and the Job, pod and spec.network fields it had set (recorded in %s)", DefaultsAnnotation)
-		*reports = append(*reports, report{out, found})
 	}
-	return out
+	return out, found
 }

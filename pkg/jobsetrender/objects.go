@@ -1,4 +1,4 @@
-package transform
+package jobsetrender
 
 import (
 	"encoding/base64"
@@ -15,6 +15,14 @@ import (
 // for why k8s.io/api is not imported; TestAPIConstants compares them).
 const secretTypeOpaque = "Opaque"
 
+// generated is what the function generates for a JobSet besides its
+// edits: the ConfigMap's files, and the CURVE certificate of a new Secret
+// (nil when none is generated).
+type generated struct {
+	files fluxfiles.Files
+	cert  []byte
+}
+
 // metadata builds the metadata of a generated object: in the JobSet's
 // namespace, labelled back to it, and, when the JobSet came from a file
 // (kpt), placed in a file next to it.
@@ -28,7 +36,7 @@ func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]stri
 		yamltree.KV(plan.JobSetLabel, yamltree.String(p.Name)),
 	), "")
 	annotations := yamltree.Map()
-	for _, key := range []string{kioutil.PathAnnotation, legacyPathAnnotation} {
+	for _, key := range []string{kioutil.PathAnnotation, LegacyPathAnnotation} {
 		if jsPath, ok := jobsetAnnotations[key]; ok {
 			yamltree.Set(annotations, key, yamltree.String(objectFile(jsPath, kind, name)), "")
 		}

@@ -1,26 +1,11 @@
-package transform
+package jobsetrender
 
 import (
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
-
-// duplicateKeys reports every key written twice in one map under n, with
-// its path. Readers disagree on which one counts (this function's node
-// reader and the SDK take the first, sigs.k8s.io/yaml and the API server
-// refuse the object, other tools take the last), so an object holding one
-// means different things to different tools: it is an error in any item,
-// not only in a JobSet the function renders.
-func duplicateKeys(n *yaml.Node) finding.List {
-	var found finding.List
-	yamltree.Duplicates(n, "", func(path string) {
-		found.Errorf(path, "%s", yamltree.DuplicateMessage)
-	})
-	return found
-}
 
 // maxAliasNodes bounds the nodes that expanding the aliases of one JobSet
 // may add (see yamltree.ErrTooLarge).
@@ -52,16 +37,6 @@ func resolveStructure(root *yaml.Node) finding.List {
 	// No alias refers to an anchor any more.
 	yamltree.ClearAnchors(root)
 	return found
-}
-
-// nodeOf returns the YAML node of obj itself, to be read without being
-// changed. The SDK offers only a deep copy (CopyToResourceNode), which
-// for every item of a large list costs about as much as parsing it again;
-// moving the node out and back leaves obj as it was.
-func nodeOf(obj *fn.KubeObject) *yaml.Node {
-	n := obj.MoveToResourceNode().YNode()
-	*obj = *fn.MoveToKubeObject(yaml.NewRNode(n))
-	return n
 }
 
 // readJobSet is the pipeline's first step: it makes the JobSet's copy

@@ -1,4 +1,4 @@
-package transform
+package jobsetrender
 
 import (
 	"fmt"
@@ -8,15 +8,6 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-)
-
-// File modes of the mounted ConfigMap and Secret, written in decimal as
-// the API stores them, with the octal in a comment for the reader.
-const (
-	scriptsMode = 0o555 // the scripts are executed directly
-	// The Secret must be readable by whatever uid the broker runs as; the
-	// entrypoint copies it to a private 0400 file before Flux reads it.
-	certMode = 0o444
 )
 
 // editJobSet edits a JobSet's YAML in place: it adds the init container,
@@ -194,11 +185,6 @@ func fluxVolumes(p *plan.Plan) []*yaml.Node {
 	)
 }
 
-// volume is the pod volume name whose source is of kind source.
-func volume(name, source string, spec *yaml.Node) *yaml.Node {
-	return yamltree.Map(yamltree.KV("name", yamltree.String(name)), yamltree.KV(source, spec))
-}
-
 // emptyDirVolume is a plain emptyDir volume.
 func emptyDirVolume(name string) *yaml.Node { return volume(name, "emptyDir", yamltree.Map()) }
 
@@ -228,18 +214,6 @@ func fluxMounts(p *plan.Plan) []*yaml.Node {
 		mounts = append(mounts, viewImageMounts()...)
 	}
 	return append(mounts, readOnlyMount(plan.ConfigVolume, plan.ConfigDir), readOnlyMount(plan.CurveVolume, plan.CurveDir))
-}
-
-// mount is a volumeMount of volume name at path.
-func mount(name, path string) *yaml.Node {
-	return yamltree.Map(yamltree.KV("name", yamltree.String(name)), yamltree.KV("mountPath", yamltree.String(path)))
-}
-
-// readOnlyMount is a read-only volumeMount of volume name at path.
-func readOnlyMount(name, path string) *yaml.Node {
-	m := mount(name, path)
-	yamltree.Set(m, "readOnly", yamltree.Bool(true), "")
-	return m
 }
 
 // shmVolume is the writable /dev/shm (size "" for no limit).
@@ -319,10 +293,4 @@ func installerResources(in plan.Installer) *yaml.Node {
 		return nil
 	}
 	return res
-}
-
-func octal(mode int) *yaml.Node {
-	n := yamltree.Int(mode)
-	n.LineComment = fmt.Sprintf("%#o", mode)
-	return n
 }

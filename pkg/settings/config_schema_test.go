@@ -1,4 +1,4 @@
-package transform
+package settings
 
 import (
 	"fmt"
@@ -9,16 +9,12 @@ import (
 	"testing"
 	"time"
 
-	jobsetflux "github.com/jobset-flux/jobset-flux"
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/kube-openapi/pkg/validation/errors"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -38,17 +34,6 @@ import (
 //
 // So the function accepts exactly the configs the schema accepts whose
 // values its settings parsers accept.
-
-// schema is the JobSetFlux schema users read in krmfunction.yaml.
-func schema(t testing.TB) *spec.Schema {
-	t.Helper()
-	gvk := resid.Gvk{Group: "fn.flux-framework.org", Version: "v1alpha1", Kind: ConfigKind}
-	s, err := framework.SchemaFromFunctionDefinition(gvk, string(jobsetflux.FunctionDefinition))
-	if err != nil {
-		t.Fatalf("reading the JobSetFlux schema from krmfunction.yaml: %v", err)
-	}
-	return s
-}
 
 // schemaVerdict validates doc against s as kube-openapi does and returns
 // the field paths of its errors (none when it accepts). A document with a
@@ -119,13 +104,13 @@ func sameField(a, b string) bool {
 }
 
 // fnVerdict runs the function's config reader on doc.
-func fnVerdict(t testing.TB, p *Processor, doc string) (finding.List, bool) {
+func fnVerdict(t testing.TB, doc string) (finding.List, bool) {
 	t.Helper()
 	cfg, err := fn.ParseKubeObject([]byte(doc))
 	if err != nil {
 		t.Fatalf("the test made a config the SDK cannot parse: %v\n%s", err, doc)
 	}
-	_, found := p.readConfig(cfg)
+	_, found := FromFunctionConfig(cfg)
 	return found, !found.HasErrors()
 }
 
@@ -146,10 +131,10 @@ type agreement struct {
 }
 
 // check holds the function to the schema on one config.
-func (a *agreement) check(t *testing.T, s *spec.Schema, p *Processor, doc string) {
+func (a *agreement) check(t *testing.T, s *spec.Schema, doc string) {
 	t.Helper()
 	schemaPaths, schemaOK := schemaVerdict(s, doc)
-	found, fnOK := fnVerdict(t, p, doc)
+	found, fnOK := fnVerdict(t, doc)
 	switch {
 	case schemaOK && fnOK:
 		a.bothAccept++
@@ -230,11 +215,11 @@ func schemaValues() []string {
 
 // Every setting with values of every type and around every bound.
 func TestSchemaAgreesEveryField(t *testing.T) {
-	s, p := schema(t), newTestProcessor(t, Options{Seed: testSeed})
+	s := schema(t)
 	var a agreement
-	for _, field := range settings.Fields() {
+	for _, field := range Fields() {
 		for _, v := range schemaValues() {
-			a.check(t, s, p, specOf(map[string]string{field: v}))
+			a.check(t, s, specOf(map[string]string{field: v}))
 		}
 	}
 	t.Logf("%+v", a)
@@ -246,7 +231,7 @@ func TestSchemaAgreesEveryField(t *testing.T) {
 // The config's shape: unknown fields at every level, and every type
 // where a map belongs.
 func TestSchemaAgreesShape(t *testing.T) {
-	s, p := schema(t), newTestProcessor(t, Options{Seed: testSeed})
+	s := schema(t)
 	var a agreement
 	docs := []string{
 		config(),
@@ -270,7 +255,7 @@ func TestSchemaAgreesShape(t *testing.T) {
 		docs = append(docs, config("metadata: "+v, "spec: {}"), config("metadata: {name: cfg}", "spec: "+v))
 	}
 	for _, doc := range docs {
-		a.check(t, s, p, doc)
+		a.check(t, s, doc)
 	}
 	t.Logf("%+v", a)
 	if a.bothAccept == 0 || a.bothRefuse == 0 {
@@ -281,10 +266,10 @@ func TestSchemaAgreesShape(t *testing.T) {
 // Random configs: several fields at once, known and unknown, each with a
 // value of any type.
 func TestSchemaAgreesRandom(t *testing.T) {
-	s, p := schema(t), newTestProcessor(t, Options{Seed: testSeed})
+	s := schema(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	values := schemaValues()
-	fields := append(settings.Fields(), "taskPerNode", "colour", "spec", "metadata", "port2")
+	fields := append(Fields(), "taskPerNode", "colour", "spec", "metadata", "port2")
 	n := 3000
 	if testing.Short() {
 		n = 300
@@ -299,7 +284,7 @@ func TestSchemaAgreesRandom(t *testing.T) {
 		if rng.IntN(8) == 0 {
 			doc += fmt.Sprintf("%s: %s\n", fields[rng.IntN(len(fields))], values[rng.IntN(len(values))])
 		}
-		a.check(t, s, p, doc)
+		a.check(t, s, doc)
 	}
 	t.Logf("%+v", a)
 	if a.bothAccept == 0 || a.bothRefuse == 0 || a.onlyFnRefuses == 0 {

@@ -1,15 +1,38 @@
-package transform
+package jobsetrender
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"io"
 
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
+
+// Renderer renders JobSets with one key policy: a seed, or a source of
+// random keys. It keeps no state between JobSets.
+type Renderer struct {
+	seed   []byte
+	random io.Reader
+}
+
+// New checks the seed (nil: none) and returns the renderer; random is
+// the source of random keys (crypto/rand when nil).
+func New(seed []byte, random io.Reader) (*Renderer, error) {
+	if seed != nil {
+		if err := checkSeed(seed); err != nil {
+			return nil, err
+		}
+	}
+	if random == nil {
+		random = rand.Reader
+	}
+	return &Renderer{seed: seed, random: random}, nil
+}
 
 // certificate applies the key policy for one JobSet and returns the
 // certificate to put in a new Secret, or nil when no Secret is generated:
@@ -22,12 +45,12 @@ import (
 //
 // A Secret that is kept is checked; its findings are returned separately
 // because they belong to the Secret, not to the JobSet.
-func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []byte, jobsetFound, secretFound finding.List) {
+func (r *Renderer) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []byte, jobsetFound, secretFound finding.List) {
 	if existing != nil {
 		// The kept Secret is the one the seeded key went into, and it is
 		// as shared as on the render that made it: the warning stays, so
 		// a render of its own output reports what the first one did.
-		p.warnNamespaceless(pl, &jobsetFound)
+		r.warnNamespaceless(pl, &jobsetFound)
 		secretFound = checkSecret(existing)
 		return nil, jobsetFound, secretFound
 	}
@@ -37,11 +60,11 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 	}
 	var keys curve.KeyPair
 	var err error
-	if p.opts.Seed != nil {
-		keys, err = curve.Derive(p.opts.Seed, pl.Namespace+"/"+pl.Name)
-		p.warnNamespaceless(pl, &jobsetFound)
+	if r.seed != nil {
+		keys, err = curve.Derive(r.seed, pl.Namespace+"/"+pl.Name)
+		r.warnNamespaceless(pl, &jobsetFound)
 	} else {
-		keys, err = curve.Generate(p.opts.Random)
+		keys, err = curve.Generate(r.random)
 		jobsetFound.Warnf("", "generated a random CURVE key, so every render gives a different Secret (GitOps tools will show a diff each time); set %s (or %s) to a secret of at least %d bytes kept outside the package to make renders reproducible, or set flux-framework.org/curve-secret to a Secret you manage", SeedEnv, SeedFileEnv, curve.MinSeedLen)
 	}
 	if err == nil {
@@ -57,8 +80,8 @@ func (p *Processor) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []
 // namespace. The key is derived from namespace/name: without a namespace,
 // the same overlay applied to two namespaces gives both instances one key,
 // and either can join the other.
-func (p *Processor) warnNamespaceless(pl *plan.Plan, found *finding.List) {
-	if p.opts.Seed == nil || pl.Namespace != "" {
+func (r *Renderer) warnNamespaceless(pl *plan.Plan, found *finding.List) {
+	if r.seed == nil || pl.Namespace != "" {
 		return
 	}
 	found.Warnf("metadata.namespace", "is not set, so the CURVE key is derived from the JobSet's name alone and every namespace this render is applied to shares it; set the namespace before jobset-flux runs (kustomize: namespace: in the kustomization that lists jobset-flux under transformers, whose builtin transformers run first) or set flux-framework.org/curve-secret")
@@ -144,3 +167,9 @@ func checkSeed(seed []byte) error {
 	}
 	return nil
 }
+
+// Environment variables that supply the key seed, outside the package.
+const (
+	SeedEnv     = "JOBSET_FLUX_KEY_SEED"
+	SeedFileEnv = "JOBSET_FLUX_KEY_SEED_FILE"
+)

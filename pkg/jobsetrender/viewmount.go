@@ -1,4 +1,4 @@
-package transform
+package jobsetrender
 
 import (
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -27,11 +27,4 @@ func viewImageMounts() []*yaml.Node {
 		subPathMount(plan.ViewVolume, plan.SoftwareDir, plan.SoftwareSubPath),
 		subPathMount(plan.ViewVolume, plan.ViewsDir, plan.ViewsSubPath),
 	}
-}
-
-// subPathMount is a read-only mount of subPath of volume name at path.
-func subPathMount(name, path, subPath string) *yaml.Node {
-	m := readOnlyMount(name, path)
-	yamltree.Set(m, "subPath", yamltree.String(subPath), "")
-	return m
 }

@@ -1,4 +1,4 @@
-package transform
+package jobsetrender
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ const digestPrefix = "sha256:"
 // only when its digest still matches: then the function wrote exactly
 // this object and nothing has changed it since.
 func stampDigest(obj *fn.KubeObject) {
-	d, ok := digestOf(nodeOf(obj))
+	d, ok := digestOf(yamltree.NodeOf(obj))
 	if !ok {
 		// The function builds these objects itself, without aliases.
 		panic("a generated object holds an alias")
@@ -36,14 +36,14 @@ func stampDigest(obj *fn.KubeObject) {
 	}
 }
 
-// digestMatches reports whether obj carries a digest and it is the digest
+// DigestMatches reports whether obj carries a digest and it is the digest
 // of obj as it is now.
-func digestMatches(obj *fn.KubeObject) (recorded, matches bool) {
+func DigestMatches(obj *fn.KubeObject) (recorded, matches bool) {
 	want, recorded := obj.GetAnnotations()[plan.DigestAnnotation]
 	if !recorded {
 		return false, false
 	}
-	got, ok := digestOf(nodeOf(obj))
+	got, ok := digestOf(yamltree.NodeOf(obj))
 	return true, ok && got == want
 }
 
@@ -187,7 +187,7 @@ func onlyBookkeeping(annotations *yaml.Node) bool {
 // wrote.
 func ownedAnnotation(key string) bool {
 	switch key {
-	case plan.DigestAnnotation, legacyPathAnnotation, legacyIndexAnnotation, "config.k8s.io/id", "kustomize.config.k8s.io/id":
+	case plan.DigestAnnotation, LegacyPathAnnotation, LegacyIndexAnnotation, "config.k8s.io/id", "kustomize.config.k8s.io/id":
 		return false
 	}
 	return !strings.HasPrefix(key, "internal.config.kubernetes.io/") && !strings.HasPrefix(key, fn.KptUseOnlyPrefix)

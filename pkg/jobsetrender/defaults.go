@@ -1,4 +1,4 @@
-package transform
+package jobsetrender
 
 import (
 	"encoding/json"

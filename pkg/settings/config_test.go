@@ -1,4 +1,4 @@
-package transform
+package settings
 
 import (
 	"slices"
@@ -12,7 +12,6 @@ import (
 // Every error of a JobSetFlux config's shape names the field and says what
 // to write instead.
 func TestTypedConfigErrors(t *testing.T) {
-	p := newTestProcessor(t, Options{Seed: testSeed})
 	cases := []struct {
 		name   string
 		lines  []string
@@ -56,7 +55,7 @@ func TestTypedConfigErrors(t *testing.T) {
 			if strings.HasPrefix(c.lines[0], "metadata") {
 				doc = config(c.lines...)
 			}
-			found, ok := fnVerdict(t, p, doc)
+			found, ok := fnVerdict(t, doc)
 			if ok {
 				t.Fatalf("accepted:\n%s", doc)
 			}
@@ -70,8 +69,7 @@ func TestTypedConfigErrors(t *testing.T) {
 // Several mistakes are reported in one run: shape errors and the values
 // of the fields that were read.
 func TestTypedConfigAllErrorsAtOnce(t *testing.T) {
-	p := newTestProcessor(t, Options{Seed: testSeed})
-	found, _ := fnVerdict(t, p, config("metadata: {name: cfg}", "spec: {port: '1', queuePolicy: lifo, colour: blue}", "extra: 1"))
+	found, _ := fnVerdict(t, config("metadata: {name: cfg}", "spec: {port: '1', queuePolicy: lifo, colour: blue}", "extra: 1"))
 	for path, phrase := range map[string]string{
 		"spec.port":        "written without quotes",
 		"spec.queuePolicy": "must be one of fcfs, easy, conservative, hybrid",
@@ -89,10 +87,9 @@ func TestTypedConfigAllErrorsAtOnce(t *testing.T) {
 // in field order, here in metadata before other and spec, and the smallest
 // of its map's bad keys.
 func TestTypedConfigNonStringKeysDeterministic(t *testing.T) {
-	p := newTestProcessor(t, Options{Seed: testSeed})
 	cfg := config("metadata: {name: cfg, 4: d, 3: c}", "spec: {0: a, 1: b}", "other: [{5: e}]")
 	for range 50 {
-		found, _ := fnVerdict(t, p, cfg)
+		found, _ := fnVerdict(t, cfg)
 		if len(found) != 1 || found[0].Path != "metadata" || !strings.Contains(found[0].Message, "has the key 3,") {
 			t.Fatalf("got %+v, want one error at metadata naming the key 3", found)
 		}
@@ -101,7 +98,6 @@ func TestTypedConfigNonStringKeysDeterministic(t *testing.T) {
 
 // Values a JobSetFlux config may write in more than one way.
 func TestTypedConfigAccepts(t *testing.T) {
-	p := newTestProcessor(t, Options{Seed: testSeed})
 	for _, spec := range []string{
 		"{}",
 		"{port: 8050.0, tasksPerNode: 1e1, coresPerNode: !!int '20'}",
@@ -110,12 +106,12 @@ func TestTypedConfigAccepts(t *testing.T) {
 		"{viewImage: !!str ghcr.io/x/y}",
 	} {
 		doc := config("metadata: {name: cfg}", "spec: "+spec)
-		found, ok := fnVerdict(t, p, doc)
+		found, ok := fnVerdict(t, doc)
 		if !ok {
 			t.Errorf("refused %s: %+v", spec, found)
 		}
 	}
-	s, found := p.readConfig(mustParse(t, config("spec: {port: 8050.0, runOptions: [-o, pmi=pmix], replicatedJobs: [w, v], interactive: true}")))
+	s, found := FromFunctionConfig(mustParse(t, config("spec: {port: 8050.0, runOptions: [-o, pmi=pmix], replicatedJobs: [w, v], interactive: true}")))
 	if len(found) > 0 || s.Port != 8050 || !slices.Equal(s.RunOptions, []string{"-o", "pmi=pmix"}) ||
 		!slices.Equal(s.ReplicatedJobs, []string{"w", "v"}) || s.Interactive == nil || !*s.Interactive {
 		t.Errorf("read %+v, %v; want port 8050, run-options -o pmi=pmix, replicated-jobs w,v, interactive true", s, found)

@@ -1,4 +1,4 @@
-package transform
+package jobsetrender
 
 import (
 	"fmt"
@@ -117,7 +117,7 @@ func readItem(text string) (*yaml.Node, error) {
 	if len(rl.Items) != 2 {
 		return nil, fmt.Errorf("reading back the rendered JobSet: no item")
 	}
-	return nodeOf(rl.Items[0]), nil
+	return yamltree.NodeOf(rl.Items[0]), nil
 }
 
 // hasUserComments reports whether any node under n has a comment other

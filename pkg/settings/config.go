@@ -1,4 +1,4 @@
-package transform
+package settings
 
 import (
 	"fmt"
@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-	"github.com/jobset-flux/jobset-flux/pkg/settings"
 	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 )
 
@@ -23,18 +22,19 @@ const (
 	ConfigKind       = "JobSetFlux"
 )
 
-// readConfig reads the function config and resolves it over the
-// defaults (settings.Config): the settings every JobSet starts from.
+// FromFunctionConfig reads the function config (a ConfigMap or a
+// JobSetFlux; nil or empty: none) and resolves it over the defaults
+// (Config): the settings every JobSet starts from.
 // Every value is parsed here, once, so that a bad config is reported
 // against the config object and not against every JobSet.
-func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Settings, finding.List) {
-	base := settings.Defaults()
-	layer := settings.Layer{Kind: settings.FromConfig, Values: map[string]settings.Raw{}}
+func FromFunctionConfig(cfg *fn.KubeObject) (Settings, finding.List) {
+	base := Defaults()
+	layer := Layer{Kind: FromConfig, Values: map[string]Raw{}}
 	var found finding.List
 	if cfg == nil || cfg.IsEmpty() {
 		return base, found
 	}
-	if found = duplicateKeys(nodeOf(cfg)); len(found) > 0 {
+	if found = finding.DuplicateKeys(yamltree.NodeOf(cfg)); len(found) > 0 {
 		return base, found
 	}
 	switch {
@@ -55,7 +55,7 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Settings, finding.L
 		found.Errorf("kind", "the function config must be a ConfigMap or a %s (%s), got apiVersion %s, kind %s", ConfigKind, ConfigAPIVersion, finding.Quote(cfg.GetAPIVersion()), finding.Quote(cfg.GetKind()))
 		return base, found
 	}
-	s, f := settings.Config(layer)
+	s, f := Config(layer)
 	found.Add(f)
 	return s, found
 }
@@ -65,7 +65,7 @@ func (p *Processor) readConfig(cfg *fn.KubeObject) (settings.Settings, finding.L
 // under a string key. The SDK's string-map reader is not used: it fails
 // with only a line number of the whole input, and silently skips entries
 // it cannot read (an anchored empty key, for one).
-func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
+func configMapData(cfg *fn.KubeObject, values map[string]Raw) finding.List {
 	var found finding.List
 	field := cfg.CopyToResourceNode().Field("data")
 	if field == nil || field.Value == nil {
@@ -90,9 +90,9 @@ func configMapData(cfg *fn.KubeObject, values map[string]settings.Raw) finding.L
 		case v.Kind != yaml.ScalarNode:
 			found.Errorf(path, "must be a string (quote numbers and booleans), got %s", yamltree.Describe(v))
 		case v.ShortTag() == "!!null":
-			values[k.Value] = settings.Raw{Value: "", Path: path}
+			values[k.Value] = Raw{Value: "", Path: path}
 		default:
-			values[k.Value] = settings.Raw{Value: v.Value, Path: path}
+			values[k.Value] = Raw{Value: v.Value, Path: path}
 		}
 	}
 	return found
@@ -105,21 +105,21 @@ const schemaMismatch = ConfigKind + " does not match the schema in krmfunction.y
 
 // typedValues reads a JobSetFlux config into raw values for the shared
 // parsers, checking its shape as the schema in krmfunction.yaml declares
-// it: at the top only apiVersion, kind (both checked by readConfig),
+// it: at the top only apiVersion, kind (both checked by FromFunctionConfig),
 // metadata (a map) and spec; in spec only the settings' fields, each of
 // the type the settings table gives it. The schema's bounds (minimum,
 // maximum, enum, maxLength, minItems, maxItems) are the limits of the
-// settings' own parsers, which readConfig runs on every value read here.
+// settings' own parsers, which FromFunctionConfig runs on every value read here.
 //
 // No schema validator runs here: linking one would make its package
 // initialisation most of the function's start-up (docs/contributing/performance.md);
 // fn/deps_test.go keeps it out.
-func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.List {
+func typedValues(cfg *fn.KubeObject, values map[string]Raw) finding.List {
 	var found finding.List
 	// A key that is a list or a map cannot be decoded into a Go map at
 	// all ("invalid map key: []interface {}{...}"): report it at its path.
 	var complexKey string
-	yamltree.Walk(nodeOf(cfg), "", func(n *yaml.Node, path string) {
+	yamltree.Walk(yamltree.NodeOf(cfg), "", func(n *yaml.Node, path string) {
 		for i := 0; complexKey == "" && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
 			if k := yamltree.Deref(n.Content[i]); k.Kind != yaml.ScalarNode {
 				complexKey = path
@@ -155,7 +155,7 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 			found.Add(specValues(v, values))
 		default:
 			hint := ""
-			if _, _, ok := settings.OfField(key); ok {
+			if _, _, ok := OfField(key); ok {
 				hint = fmt.Sprintf("; settings go under spec (spec.%s)", key)
 			}
 			found.Errorf(key, schemaMismatch+"unknown field %s; the known fields are apiVersion, kind, metadata, spec%s", finding.Quote(key), hint)
@@ -165,7 +165,7 @@ func typedValues(cfg *fn.KubeObject, values map[string]settings.Raw) finding.Lis
 }
 
 // specValues reads the fields of a JobSetFlux spec into values.
-func specValues(spec any, values map[string]settings.Raw) finding.List {
+func specValues(spec any, values map[string]Raw) finding.List {
 	var found finding.List
 	fields, ok := spec.(map[string]any)
 	if !ok {
@@ -174,9 +174,9 @@ func specValues(spec any, values map[string]settings.Raw) finding.List {
 	}
 	for _, field := range slices.Sorted(maps.Keys(fields)) {
 		path := "spec." + field
-		name, typ, known := settings.OfField(field)
+		name, typ, known := OfField(field)
 		if !known {
-			found.Errorf(path, schemaMismatch+"unknown field %s; the known fields are %s", finding.Quote(field), strings.Join(settings.Fields(), ", "))
+			found.Errorf(path, schemaMismatch+"unknown field %s; the known fields are %s", finding.Quote(field), strings.Join(Fields(), ", "))
 			continue
 		}
 		v := fields[field]
@@ -200,7 +200,7 @@ func specValues(spec any, values map[string]settings.Raw) finding.List {
 				continue
 			}
 		}
-		values[name] = settings.Raw{Value: raw, Path: path}
+		values[name] = Raw{Value: raw, Path: path}
 	}
 	return found
 }
@@ -211,7 +211,7 @@ func specValues(spec any, values map[string]settings.Raw) finding.List {
 // would silently read it as two items, or as none.
 func joinItems(name, path, sep string, items []any) (string, finding.List) {
 	var found finding.List
-	if len(items) == 0 && settings.Check(name, "") != nil {
+	if len(items) == 0 && Check(name, "") != nil {
 		found.Errorf(path, "must list at least one item; remove the field to get the default")
 		return "", found
 	}
@@ -240,35 +240,35 @@ func joinItems(name, path, sep string, items []any) (string, finding.List) {
 // false when v is not of that type. An integer may be written as a number
 // with no fraction (8050.0, 1e3), as JSON allows, up to 2^53 like the
 // schema validator.
-func scalar(typ settings.Type, v any) (string, bool) {
+func scalar(typ Type, v any) (string, bool) {
 	switch v := v.(type) {
 	case string:
-		return v, typ == settings.String
+		return v, typ == String
 	case bool:
-		return strconv.FormatBool(v), typ == settings.Boolean
+		return strconv.FormatBool(v), typ == Boolean
 	case int:
-		return strconv.Itoa(v), typ == settings.Integer
+		return strconv.Itoa(v), typ == Integer
 	case int64:
-		return strconv.FormatInt(v, 10), typ == settings.Integer
+		return strconv.FormatInt(v, 10), typ == Integer
 	case uint64:
-		return strconv.FormatUint(v, 10), typ == settings.Integer
+		return strconv.FormatUint(v, 10), typ == Integer
 	case float64:
 		whole := v == math.Trunc(v) && math.Abs(v) <= 1<<53
-		return strconv.FormatFloat(v, 'f', -1, 64), whole && typ == settings.Integer
+		return strconv.FormatFloat(v, 'f', -1, 64), whole && typ == Integer
 	}
 	return "", false
 }
 
 // expected says what a field of type typ must hold and, for a value of
 // another type, how to write it.
-func expected(typ settings.Type, v any) string {
+func expected(typ Type, v any) string {
 	switch typ {
-	case settings.Integer:
+	case Integer:
 		if _, ok := v.(string); ok {
 			return "must be a whole number written without quotes"
 		}
 		return "must be a whole number"
-	case settings.Boolean:
+	case Boolean:
 		if _, ok := v.(string); ok {
 			return "must be true or false, written without quotes"
 		}

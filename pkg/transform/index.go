@@ -1,0 +1,152 @@
+package transform
+
+import (
+	"github.com/jobset-flux/jobset-flux/pkg/finding"
+	"github.com/jobset-flux/jobset-flux/pkg/jobset"
+	"github.com/jobset-flux/jobset-flux/pkg/jobsetrender"
+	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// isService reports whether an item is a v1 Service.
+func isService(rec *resourcelist.Record) bool {
+	return rec.Kind == "Service" && rec.APIVersion == "v1"
+}
+
+// isSecret reports whether an item is a v1 Secret.
+func isSecret(rec *resourcelist.Record) bool {
+	return rec.Kind == "Secret" && rec.APIVersion == "v1"
+}
+
+// isSelected reports whether a record is of a JobSet marked for Flux.
+func isSelected(rec *resourcelist.Record) bool {
+	return rec.Kind == jobset.Kind && rec.Annotation(settings.EnabledAnnotation) == "true"
+}
+
+// isOwner reports whether an item is a JobSet whose generated objects
+// are not orphans: one marked for Flux, unless marked "false". The
+// function never removes or renames a JobSet, so the owners of the
+// output are those of the input.
+func isOwner(rec *resourcelist.Record) bool {
+	value, marked := rec.Annotations()[settings.EnabledAnnotation]
+	return rec.Kind == jobset.Kind && marked && value != "false"
+}
+
+// index is what a JobSet's render reads of the rest of the list
+// (jobsetrender.Neighbours): the input's ConfigMaps and Secrets by kind,
+// namespace and name, at their positions in the list, the subdomains
+// the input claims, and the input's JobSets selected for Flux counted by
+// namespace and name. What stands at a position changes as the loop goes
+// on (a generated object replaces the input's): the index reads the
+// run's output table and its whole items.
+type index struct {
+	positions map[string]int
+	jobsets   map[string]int
+	out       *[]*resourcelist.Record
+	src       resourcelist.Source
+	// claims are by namespace/subdomain.
+	claims map[string][]jobsetrender.Claim
+}
+
+func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// newIndex indexes input, read from src, what stands at each position
+// of which out says as the loop goes on: every JobSet claims its name as
+// subdomain (spec.network may say otherwise, which observe adds as the
+// loop takes it), and every v1 Service its name, with the JobSet its
+// selector picks (selectors, by position).
+func newIndex(src resourcelist.Source, input []*resourcelist.Record, out *[]*resourcelist.Record, selectors map[int]string) *index {
+	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, out: out, src: src, claims: map[string][]jobsetrender.Claim{}}
+	for i, it := range input {
+		switch it.Kind {
+		case "ConfigMap", "Secret":
+			if it.APIVersion == "v1" {
+				ix.positions[key(it.Kind, it.Namespace, it.Name)] = i
+			}
+		case jobset.Kind:
+			if it.APIVersion == jobset.APIVersion && it.Annotation(settings.EnabledAnnotation) == "true" && !it.LocalConfig() {
+				ix.jobsets[key(jobset.Kind, it.Namespace, it.Name)]++
+			}
+		}
+		switch {
+		case isService(it):
+			c := jobsetrender.Claim{Kind: "Service", Name: it.Name, Selects: selectors[i]}
+			ix.claims[it.Namespace+"/"+it.Name] = append(ix.claims[it.Namespace+"/"+it.Name], c)
+		case it.Kind == jobset.Kind:
+			c := jobsetrender.Claim{Kind: jobset.Kind, Name: it.Name, Flux: isSelected(it)}
+			ix.claims[it.Namespace+"/"+it.Name] = append(ix.claims[it.Namespace+"/"+it.Name], c)
+		}
+	}
+	return ix
+}
+
+// position is where the input holds a v1 object of kind (a ConfigMap or
+// a Secret), namespace and name.
+func (ix *index) position(kind, namespace, name string) (int, bool) {
+	i, ok := ix.positions[key(kind, namespace, name)]
+	return i, ok
+}
+
+// ConfigMap reports whether a ConfigMap stands where the input holds
+// one of namespace and name, and whether jobset-flux made it.
+func (ix *index) ConfigMap(namespace, name string) (exists, managed bool) {
+	i, ok := ix.position("ConfigMap", namespace, name)
+	if !ok || (*ix.out)[i] == nil {
+		return false, false
+	}
+	return true, (*ix.out)[i].Label(plan.ManagedByLabel) == plan.ManagedByValue
+}
+
+// Secret is the input's Secret of namespace and name, whole, or nil:
+// the function never generates a Secret where the input holds one
+// (jobsetrender keeps an existing CURVE Secret), so it is the source's.
+// A Secret the source cannot give again is reported by the loop, which
+// takes every item.
+func (ix *index) Secret(namespace, name string) *fn.KubeObject {
+	i, ok := ix.position("Secret", namespace, name)
+	if !ok {
+		return nil
+	}
+	obj, err := ix.src.Item(i)
+	if err != nil {
+		return nil
+	}
+	return obj
+}
+
+// Claims are the objects that claim the subdomain in namespace.
+func (ix *index) Claims(namespace, subdomain string) []jobsetrender.Claim {
+	return ix.claims[namespace+"/"+subdomain]
+}
+
+func (ix *index) duplicate(namespace, name string) bool {
+	return ix.jobsets[key(jobset.Kind, namespace, name)] > 1
+}
+
+// observe adds the subdomain a JobSet sets in spec.network, as the loop
+// takes it: the JobSets after it are checked against it. A JobSet not
+// selected for Flux whose subdomain is that of a Flux JobSet before it
+// is reported here, as that JobSet could not see it.
+func (ix *index) observe(item *fn.KubeObject, rec *resourcelist.Record, reports *[]jobsetrender.Report) {
+	if rec.Kind != jobset.Kind {
+		return
+	}
+	sub, found, err := item.NestedString("spec", "network", "subdomain")
+	if err != nil || !found || sub == "" || sub == rec.Name {
+		return
+	}
+	k := rec.Namespace + "/" + sub
+	if !isSelected(rec) {
+		for _, c := range ix.claims[k] {
+			if c.Flux && c.Name != rec.Name {
+				var f finding.List
+				f.Errorf(jobset.NetworkPath+".subdomain", "the pods' subdomain %q is also the Flux JobSet %q's: the JobSet controller makes one headless Service of that name, whose selector picks one JobSet's pods, and the other's hostnames never resolve; give each JobSet its own spec.network.subdomain", sub, c.Name)
+				*reports = append(*reports, jobsetrender.Report{Obj: item, Found: f})
+				break
+			}
+		}
+	}
+	ix.claims[k] = append(ix.claims[k], jobsetrender.Claim{Kind: jobset.Kind, Name: rec.Name, Flux: isSelected(rec)})
+}
