@@ -67,6 +67,18 @@ type ReplicatedJob struct {
 	// DependsOn is the replicatedJob's dependsOn, in order.
 	DependsOn []Dependency
 	Pod       Pod
+	// Templates are the metadata of its Job template and of its pod
+	// template, in that order (each only when written).
+	Templates []TemplateMeta
+}
+
+// TemplateMeta is the label and annotation keys of a template's metadata,
+// in the order written: the render reads nothing there, and checks that
+// nothing meant for the JobSet was written there instead.
+type TemplateMeta struct {
+	// Path is the field path of the metadata.
+	Path                string
+	Labels, Annotations []string
 }
 
 // JobPath is the path of the replicatedJob's Job spec.
@@ -252,6 +264,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 		rj.Replicas = *n
 	}
 	rj.DependsOn = r.dependsOn(item, path)
+	rj.Templates = appendTemplateMeta(rj.Templates, yamltree.Get(item, TemplateKey), yamltree.Key(path, TemplateKey))
 	job, jobPath := r.follow(item, path, jobKeys)
 	if job == nil {
 		r.found.Errorf(jobPath, "the replicatedJob has no Job template spec")
@@ -262,6 +275,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 	rj.CompletionMode = r.str(job, jobPath, CompletionModeField)
 	rj.BackoffLimit = r.integer(job, jobPath, BackoffLimitField)
 	rj.Retries = r.retries(job, jobPath)
+	rj.Templates = appendTemplateMeta(rj.Templates, yamltree.Get(job, TemplateKey), yamltree.Key(jobPath, TemplateKey))
 	pod, podPath := r.follow(job, jobPath, podKeys)
 	if pod == nil {
 		r.found.Errorf(podPath, "the replicatedJob has no pod template spec")
@@ -438,4 +452,29 @@ func wholeCores(q resource.Quantity) (int64, error) {
 		return math.MaxInt32, nil
 	}
 	return max(1, q.MilliValue()/1000), nil
+}
+
+// appendTemplateMeta appends the TemplateMeta of the template at path,
+// when it has metadata with labels or annotations.
+func appendTemplateMeta(metas []TemplateMeta, template *yaml.Node, path string) []TemplateMeta {
+	meta := yamltree.Get(template, "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode {
+		return metas
+	}
+	keys := func(field string) []string {
+		m := yamltree.Get(meta, field)
+		if m == nil || m.Kind != yaml.MappingNode {
+			return nil
+		}
+		var out []string
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			out = append(out, m.Content[i].Value)
+		}
+		return out
+	}
+	tm := TemplateMeta{Path: yamltree.Key(path, "metadata"), Labels: keys("labels"), Annotations: keys("annotations")}
+	if len(tm.Labels)+len(tm.Annotations) == 0 {
+		return metas
+	}
+	return append(metas, tm)
 }

@@ -41,6 +41,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkLauncher(&s))
 	found.Add(checkKubernetes(js, groups))
 	found.Add(checkKueue(js))
+	found.Add(checkMisplaced(js, &s))
 	if found.HasErrors() {
 		return found
 	}

@@ -118,9 +118,10 @@ func firstMarked(items fn.KubeObjects) int {
 // jobSetGroup is the API group of every JobSet version.
 const jobSetGroup = "jobset.x-k8s.io/"
 
-// checkUnselected reports the flux-framework.org/ annotations of a
-// JobSet the function does not render (no enabled annotation, or
-// "false"): README promises that a misspelt annotation under the prefix
+// checkUnselected reports the flux-framework.org/ labels and annotations
+// of a JobSet the function does not render (no enabled annotation, or
+// "false"): a label is never read, and the selector written as one leaves
+// the JobSet unrendered with exit 0; README promises that a misspelt annotation under the prefix
 // is an error, and a misspelt selector (enable, Enabled) is the worst
 // kind, since it leaves the JobSet unrendered with exit 0. A setting
 // spelt right on such a JobSet is a warning: it does nothing.
@@ -133,6 +134,12 @@ func checkUnselected(item *fn.KubeObject, reports *[]jobsetrender.Report) {
 		return
 	}
 	var found finding.List
+	labels := item.GetLabels()
+	for _, key := range slices.Sorted(maps.Keys(labels)) {
+		if strings.HasPrefix(key, settings.AnnotationPrefix) {
+			found.Errorf("metadata.labels["+key+"]", "is a label: jobset-flux reads its selector and settings from metadata.annotations only, so this JobSet is not rendered for Flux; move it to metadata.annotations")
+		}
+	}
 	_, selector := annotations[settings.EnabledAnnotation]
 	for _, key := range slices.Sorted(maps.Keys(annotations)) {
 		name, ok := strings.CutPrefix(key, settings.AnnotationPrefix)
