@@ -37,15 +37,15 @@ import (
 var ErrUnsafe = errors.New("the list must be parsed whole")
 
 // Lazy is the Source of a list read one item at a time: it holds the
-// text of the list's items and the record of each (Records), and parses
+// text of the list's items and the Meta of each (Metas), and parses
 // an item whole when Item asks for it.
 type Lazy struct {
 	in    []byte
 	split *itemscan.Split
-	keep  RecordFilter
+	keep  MetaFilter
 	rest  *fn.ResourceList // the list without its items
 
-	records []*Record
+	records []*Meta
 
 	mu    sync.Mutex
 	sigs  []*[sha256.Size]byte // by item
@@ -58,7 +58,7 @@ type Lazy struct {
 // keeps the digest of its tree stub's signature (stubSignature), which
 // the whole item must match when it is loaded: every node's kind, tag
 // and value, not only what the record holds.
-func ParseLazy(in []byte, keep RecordFilter) (*Lazy, error) {
+func ParseLazy(in []byte, keep MetaFilter) (*Lazy, error) {
 	split, err := itemscan.Scan(in)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
@@ -97,7 +97,7 @@ func parseRest(split *itemscan.Split) (*fn.ResourceList, error) {
 // interner of its own.
 func (l *Lazy) readRecords() error {
 	n := len(l.split.Items)
-	l.records, l.sigs, l.taken = make([]*Record, n), make([]*[sha256.Size]byte, n), make([]bool, n)
+	l.records, l.sigs, l.taken = make([]*Meta, n), make([]*[sha256.Size]byte, n), make([]bool, n)
 	errs := make([]error, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -208,8 +208,8 @@ func hasComments(n *yaml.Node) bool {
 	return false
 }
 
-// Records is the record of every item, in list order.
-func (l *Lazy) Records() []*Record { return l.records }
+// Metas is the record of every item, in list order.
+func (l *Lazy) Metas() []*Meta { return l.records }
 
 // FunctionConfig is the list's functionConfig.
 func (l *Lazy) FunctionConfig() *fn.KubeObject { return l.rest.FunctionConfig }

@@ -18,7 +18,7 @@ func TestLazyGivesAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := l.Records()[0]; r.Name != "cfd-00000" || r.Kind != "JobSet" || r.Annotation("flux-framework.org/enabled") != "true" {
+	if r := l.Metas()[0]; r.Name != "cfd-00000" || r.Kind != "JobSet" || r.Annotation("flux-framework.org/enabled") != "true" {
 		t.Errorf("the record reads %s %s %v", r.Kind, r.Name, r.Annotations())
 	}
 	obj, err := l.Item(0)
@@ -76,7 +76,7 @@ func TestLazyLoadRefusesOtherMetadata(t *testing.T) {
 					t.Fatal(err)
 				}
 				stub := treeStub(whole.Items[0], nil)
-				if got, want := recordReads(NewRecorder(nil).Record(whole.Items[0]), stub), recordReads(l.Records()[0], stub); got != want {
+				if got, want := recordReads(NewMetaReader(nil).Read(whole.Items[0]), stub), recordReads(l.Metas()[0], stub); got != want {
 					t.Fatalf("uid: the getters read differently:\n%s\n%s", got, want)
 				}
 			}

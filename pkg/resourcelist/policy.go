@@ -100,7 +100,7 @@ func (e *NotAList) Unwrap() error { return e.Err }
 // has been written, and the list is read whole (Parse) and rendered
 // again with the same outcome it would have had. An error is a
 // *NotAList, or render's.
-func (m Policy) Render(in []byte, keep RecordFilter, stderr io.Writer, render func(Source, Sink) error) (Sink, error) {
+func (m Policy) Render(in []byte, keep MetaFilter, stderr io.Writer, render func(Source, Sink) error) (Sink, error) {
 	if m.Streams(in) {
 		if sink, ok := m.renderLazy(in, keep, stderr, render); ok {
 			return sink, nil
@@ -121,7 +121,7 @@ func (m Policy) Render(in []byte, keep RecordFilter, stderr io.Writer, render fu
 // renderLazy renders a list read one item at a time: the tree of the
 // whole list is never built. It is false when the list must be read
 // whole.
-func (m Policy) renderLazy(in []byte, keep RecordFilter, stderr io.Writer, render func(Source, Sink) error) (Sink, bool) {
+func (m Policy) renderLazy(in []byte, keep MetaFilter, stderr io.Writer, render func(Source, Sink) error) (Sink, bool) {
 	src, err := ParseLazy(in, keep)
 	if err != nil {
 		return nil, false

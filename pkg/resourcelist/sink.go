@@ -24,7 +24,7 @@ type Sink interface {
 	// Put takes obj, whose record is rec, at position at of the output,
 	// in place of what was put there before. obj is the sink's from then
 	// on: the caller must not read or change it.
-	Put(at int, rec *Record, obj *fn.KubeObject)
+	Put(at int, rec *Meta, obj *fn.KubeObject)
 	// Edit applies edit to the item put at position at (the rare edit
 	// made once the whole list is known: a generated object moved to a
 	// free file). The item's sort key must not change.
@@ -49,14 +49,14 @@ func grow[T any](s []T, at int) []T {
 // end (Write, the function).
 type MemorySink struct {
 	items   fn.KubeObjects
-	records []*Record
+	records []*Meta
 }
 
 // NewMemorySink returns an empty MemorySink.
 func NewMemorySink() *MemorySink { return &MemorySink{} }
 
 // Put implements Sink.
-func (s *MemorySink) Put(at int, rec *Record, obj *fn.KubeObject) {
+func (s *MemorySink) Put(at int, rec *Meta, obj *fn.KubeObject) {
 	s.items, s.records = grow(s.items, at), grow(s.records, at)
 	s.items[at], s.records[at] = obj, rec
 }
@@ -111,7 +111,7 @@ type SpoolSink struct {
 
 // entry is an item put: its record and where its piece is.
 type entry struct {
-	rec *Record
+	rec *Meta
 	span
 }
 
@@ -141,7 +141,7 @@ func NewSpoolSink(sp *Spool) *SpoolSink {
 }
 
 // Put implements Sink: obj is queued to be encoded.
-func (s *SpoolSink) Put(at int, rec *Record, obj *fn.KubeObject) {
+func (s *SpoolSink) Put(at int, rec *Meta, obj *fn.KubeObject) {
 	e := &entry{rec: rec}
 	s.mu.Lock()
 	s.entries = grow(s.entries, at)
@@ -284,7 +284,7 @@ func (s *SpoolSink) Write(w io.Writer, fc *fn.KubeObject, results fn.Results) er
 	if err := s.Close(); err != nil {
 		return err
 	}
-	records := make([]*Record, len(s.entries))
+	records := make([]*Meta, len(s.entries))
 	for i, e := range s.entries {
 		if e != nil {
 			records[i] = e.rec

@@ -11,8 +11,8 @@ import (
 // Whole parses the list at once; Lazy (lazy.go) parses each item when
 // it is asked for.
 type Source interface {
-	// Records is the record of every item, in list order.
-	Records() []*Record
+	// Metas is the record of every item, in list order.
+	Metas() []*Meta
 	// Item is item i whole.
 	Item(i int) (*fn.KubeObject, error)
 	// Again says that item i will be asked for more than once: the
@@ -32,7 +32,7 @@ type Source interface {
 // standalone mode).
 type Whole struct {
 	rl      *fn.ResourceList
-	records []*Record
+	records []*Meta
 	again   map[int]bool
 }
 
@@ -40,17 +40,17 @@ type Whole struct {
 // annotations keep allows. An item given leaves rl.Items, so that the
 // sink can drop it once written, unless it will be asked for again
 // (Again).
-func NewWhole(rl *fn.ResourceList, keep RecordFilter) *Whole {
-	rc := NewRecorder(keep)
-	records := make([]*Record, len(rl.Items))
+func NewWhole(rl *fn.ResourceList, keep MetaFilter) *Whole {
+	rc := NewMetaReader(keep)
+	records := make([]*Meta, len(rl.Items))
 	for i, it := range rl.Items {
-		records[i] = rc.Record(it)
+		records[i] = rc.Read(it)
 	}
 	return &Whole{rl: rl, records: records, again: map[int]bool{}}
 }
 
-// Records implements Source.
-func (s *Whole) Records() []*Record { return s.records }
+// Metas implements Source.
+func (s *Whole) Metas() []*Meta { return s.records }
 
 // Item implements Source.
 func (s *Whole) Item(i int) (*fn.KubeObject, error) {

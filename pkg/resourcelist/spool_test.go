@@ -48,9 +48,9 @@ func spoolPut(t *testing.T, in string, s Sink) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := NewRecorder(nil)
+	rc := NewMetaReader(nil)
 	for i, it := range rl.Items {
-		s.Put(i, rc.Record(it), it)
+		s.Put(i, rc.Read(it), it)
 	}
 }
 
@@ -273,13 +273,13 @@ func TestRecordSize(t *testing.T) {
 	}
 	s := NewSpoolSink(sp)
 	defer s.Release()
-	rc := NewRecorder(keep)
+	rc := NewMetaReader(keep)
 	const n = 10000
 	before := liveHeap()
-	records := make([]*Record, n)
+	records := make([]*Meta, n)
 	for i := range records {
 		obj := rl.Items[0].Copy()
-		records[i] = rc.Record(obj)
+		records[i] = rc.Read(obj)
 		s.Put(i, records[i], obj)
 	}
 	if err := s.Close(); err != nil {

@@ -16,7 +16,7 @@ import (
 // up front: the key nodes are shared by all stubs (keyNode), as nothing
 // changes a key of a stub. A labels or annotations map that keep empties
 // is left out: it reads as no map.
-func treeStub(obj *fn.KubeObject, keep RecordFilter) *fn.KubeObject {
+func treeStub(obj *fn.KubeObject, keep MetaFilter) *fn.KubeObject {
 	n := yamltree.NodeOf(obj)
 	stub := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap, Content: make([]*yaml.Node, 0, 6)}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -68,7 +68,7 @@ func scalarCopy(v *yaml.Node) *yaml.Node {
 
 // stubMetadata copies a metadata map, its labels and annotations
 // filtered by keep.
-func stubMetadata(meta *yaml.Node, keep RecordFilter) *yaml.Node {
+func stubMetadata(meta *yaml.Node, keep MetaFilter) *yaml.Node {
 	if keep == nil || meta.Kind != yaml.MappingNode {
 		return yaml.CopyYNode(meta)
 	}

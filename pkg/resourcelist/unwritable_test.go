@@ -174,9 +174,9 @@ functionConfig:
 	viaSink := func(s Sink) func(*testing.T) []byte {
 		return func(t *testing.T) []byte {
 			rl := parse(t)
-			rc := NewRecorder(nil)
+			rc := NewMetaReader(nil)
 			for i, it := range rl.Items {
-				s.Put(i, rc.Record(it), it)
+				s.Put(i, rc.Read(it), it)
 			}
 			var out bytes.Buffer
 			if err := s.Write(&out, rl.FunctionConfig, nil); err != nil {

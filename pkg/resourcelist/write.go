@@ -19,7 +19,7 @@ import (
 
 // sortedPositions is the positions whose record is not nil, in the
 // order ToYAML writes their items: by sortKey, ties by position.
-func sortedPositions(records []*Record) []int {
+func sortedPositions(records []*Meta) []int {
 	var at []int
 	for i, r := range records {
 		if r != nil {
@@ -39,9 +39,9 @@ func sortedPositions(records []*Record) []int {
 // is computed once: the SDK's sort computes both keys on every
 // comparison, which grows slow with large lists (docs/contributing/performance.md).
 func sortItems(items fn.KubeObjects) {
-	records := make([]*Record, len(items))
+	records := make([]*Meta, len(items))
 	for i, it := range items {
-		records[i] = &Record{APIVersion: it.GetAPIVersion(), Kind: it.GetKind(), Namespace: it.GetNamespace(), Name: it.GetName()}
+		records[i] = &Meta{APIVersion: it.GetAPIVersion(), Kind: it.GetKind(), Namespace: it.GetNamespace(), Name: it.GetName()}
 	}
 	sorted := make(fn.KubeObjects, 0, len(items))
 	for _, i := range sortedPositions(records) {

@@ -246,10 +246,10 @@ func ctPodItem() string {
 // ctSink records the order in which items reach a Sink.
 type ctSink struct {
 	resourcelist.Sink
-	put []*resourcelist.Record
+	put []*resourcelist.Meta
 }
 
-func (s *ctSink) Put(at int, rec *resourcelist.Record, obj *fn.KubeObject) {
+func (s *ctSink) Put(at int, rec *resourcelist.Meta, obj *fn.KubeObject) {
 	s.put = append(s.put, rec)
 	s.Sink.Put(at, rec, obj)
 }

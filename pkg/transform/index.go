@@ -11,27 +11,27 @@ import (
 )
 
 // isService reports whether an item is a v1 Service.
-func isService(rec *resourcelist.Record) bool {
-	return rec.Kind == "Service" && rec.APIVersion == "v1"
+func isService(meta *resourcelist.Meta) bool {
+	return meta.Kind == "Service" && meta.APIVersion == "v1"
 }
 
 // isSecret reports whether an item is a v1 Secret.
-func isSecret(rec *resourcelist.Record) bool {
-	return rec.Kind == "Secret" && rec.APIVersion == "v1"
+func isSecret(meta *resourcelist.Meta) bool {
+	return meta.Kind == "Secret" && meta.APIVersion == "v1"
 }
 
-// isSelected reports whether a record is of a JobSet marked for Flux.
-func isSelected(rec *resourcelist.Record) bool {
-	return rec.Kind == jobset.Kind && rec.Annotation(settings.EnabledAnnotation) == "true"
+// isSelected reports whether its metadata is of a JobSet marked for Flux.
+func isSelected(meta *resourcelist.Meta) bool {
+	return meta.Kind == jobset.Kind && meta.Annotation(settings.EnabledAnnotation) == "true"
 }
 
 // isOwner reports whether an item is a JobSet whose generated objects
 // are not orphans: one marked for Flux, unless marked "false". The
 // function never removes or renames a JobSet, so the owners of the
 // output are those of the input.
-func isOwner(rec *resourcelist.Record) bool {
-	value, marked := rec.Annotations()[settings.EnabledAnnotation]
-	return rec.Kind == jobset.Kind && marked && value != "false"
+func isOwner(meta *resourcelist.Meta) bool {
+	value, marked := meta.Annotations()[settings.EnabledAnnotation]
+	return meta.Kind == jobset.Kind && marked && value != "false"
 }
 
 // index is what a JobSet's render reads of the rest of the list
@@ -44,7 +44,7 @@ func isOwner(rec *resourcelist.Record) bool {
 type index struct {
 	positions map[string]int
 	jobsets   map[string]int
-	out       *[]*resourcelist.Record
+	out       *[]*resourcelist.Meta
 	src       resourcelist.Source
 	// claims are by namespace/subdomain.
 	claims map[string][]jobsetrender.Claim
@@ -57,7 +57,7 @@ func key(kind, namespace, name string) string { return kind + "/" + namespace + 
 // subdomain (spec.network may say otherwise, which observe adds as the
 // loop takes it), and every v1 Service its name, with the JobSet its
 // selector picks (selectors, by position).
-func newIndex(src resourcelist.Source, input []*resourcelist.Record, out *[]*resourcelist.Record, selectors map[int]string) *index {
+func newIndex(src resourcelist.Source, input []*resourcelist.Meta, out *[]*resourcelist.Meta, selectors map[int]string) *index {
 	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, out: out, src: src, claims: map[string][]jobsetrender.Claim{}}
 	for i, it := range input {
 		switch it.Kind {
@@ -129,18 +129,18 @@ func (ix *index) duplicate(namespace, name string) bool {
 // takes it: the JobSets after it are checked against it. A JobSet not
 // selected for Flux whose subdomain is that of a Flux JobSet before it
 // is reported here, as that JobSet could not see it.
-func (ix *index) observe(item *fn.KubeObject, rec *resourcelist.Record, reports *[]jobsetrender.Report) {
-	if rec.Kind != jobset.Kind {
+func (ix *index) observe(item *fn.KubeObject, meta *resourcelist.Meta, reports *[]jobsetrender.Report) {
+	if meta.Kind != jobset.Kind {
 		return
 	}
 	sub, found, err := item.NestedString("spec", "network", "subdomain")
-	if err != nil || !found || sub == "" || sub == rec.Name {
+	if err != nil || !found || sub == "" || sub == meta.Name {
 		return
 	}
-	k := rec.Namespace + "/" + sub
-	if !isSelected(rec) {
+	k := meta.Namespace + "/" + sub
+	if !isSelected(meta) {
 		for _, c := range ix.claims[k] {
-			if c.Flux && c.Name != rec.Name {
+			if c.Flux && c.Name != meta.Name {
 				var f finding.List
 				f.Errorf(jobset.NetworkPath+".subdomain", "the pods' subdomain %q is also the Flux JobSet %q's: the JobSet controller makes one headless Service of that name, whose selector picks one JobSet's pods, and the other's hostnames never resolve; give each JobSet its own spec.network.subdomain", sub, c.Name)
 				*reports = append(*reports, jobsetrender.Report{Obj: item, Found: f})
@@ -148,5 +148,5 @@ func (ix *index) observe(item *fn.KubeObject, rec *resourcelist.Record, reports 
 			}
 		}
 	}
-	ix.claims[k] = append(ix.claims[k], jobsetrender.Claim{Kind: jobset.Kind, Name: rec.Name, Flux: isSelected(rec)})
+	ix.claims[k] = append(ix.claims[k], jobsetrender.Claim{Kind: jobset.Kind, Name: meta.Name, Flux: isSelected(meta)})
 }

@@ -22,7 +22,7 @@ func TestKeepsIsEnough(t *testing.T) {
 		t.Fatalf("found %d golden cases (%v)", len(dirs), err)
 	}
 	p := newTestProcessor(t, Options{Seed: testSeed})
-	render := func(name string, list func() *fn.ResourceList, keep resourcelist.RecordFilter) ([]byte, bool) {
+	render := func(name string, list func() *fn.ResourceList, keep resourcelist.MetaFilter) ([]byte, bool) {
 		t.Helper()
 		src, sink := resourcelist.NewWhole(list(), keep), resourcelist.NewSpoolSink(nil)
 		results, ok, err := p.render(src, sink, keep)

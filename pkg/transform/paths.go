@@ -31,9 +31,9 @@ import (
 // Objects are taken in the order of their files, namespaces, kinds and
 // names, so the result does not depend on the order of the input.
 //
-// It reads and sets the records of out (nil: pruned) and returns the
+// It reads and sets the metadata of out (nil: pruned) and returns the
 // positions moved, whose items the caller moves to the same files.
-func uniquePaths(out []*resourcelist.Record, added []int) []int {
+func uniquePaths(out []*resourcelist.Meta, added []int) []int {
 	var placed []int
 	wants, isAdded := map[string]int{}, map[int]bool{}
 	for _, at := range added {
@@ -47,8 +47,8 @@ func uniquePaths(out []*resourcelist.Record, added []int) []int {
 		return nil // not written into a package (kustomize, standalone)
 	}
 	taken := map[string]bool{}
-	for at, rec := range out {
-		if p := placedAt(rec); rec != nil && p != "" && !isAdded[at] {
+	for at, meta := range out {
+		if p := placedAt(meta); meta != nil && p != "" && !isAdded[at] {
 			taken[p] = true
 		}
 	}
@@ -75,13 +75,13 @@ func uniquePaths(out []*resourcelist.Record, added []int) []int {
 }
 
 // placedAt is the file an object is placed in, cleaned; "" when none.
-func placedAt(rec *resourcelist.Record) string {
-	if rec == nil {
+func placedAt(meta *resourcelist.Meta) string {
+	if meta == nil {
 		return ""
 	}
-	p := rec.Annotation(kioutil.PathAnnotation)
+	p := meta.Annotation(kioutil.PathAnnotation)
 	if p == "" {
-		p = rec.Annotation(jobsetrender.LegacyPathAnnotation)
+		p = meta.Annotation(jobsetrender.LegacyPathAnnotation)
 	}
 	if p == "" {
 		return ""
@@ -90,7 +90,7 @@ func placedAt(rec *resourcelist.Record) string {
 }
 
 // byFile orders objects by file, namespace, kind and name.
-func byFile(a, b *resourcelist.Record) int {
+func byFile(a, b *resourcelist.Meta) int {
 	return cmp.Or(
 		strings.Compare(placedAt(a), placedAt(b)),
 		strings.Compare(a.Namespace, b.Namespace),
@@ -101,10 +101,10 @@ func byFile(a, b *resourcelist.Record) int {
 
 // freePath is the first free file for an object whose own is taken: with
 // its namespace in the name, then numbered.
-func freePath(own string, rec *resourcelist.Record, taken map[string]bool) string {
+func freePath(own string, meta *resourcelist.Meta, taken map[string]bool) string {
 	base := own
-	if ns := rec.Namespace; ns != "" {
-		base = path.Join(path.Dir(own), strings.ToLower(rec.Kind)+"_"+ns+"_"+rec.Name+".yaml")
+	if ns := meta.Namespace; ns != "" {
+		base = path.Join(path.Dir(own), strings.ToLower(meta.Kind)+"_"+ns+"_"+meta.Name+".yaml")
 		if !taken[base] {
 			return base
 		}
@@ -118,7 +118,7 @@ func freePath(own string, rec *resourcelist.Record, taken map[string]bool) strin
 }
 
 // setPlacement moves an object to file p, in both spellings of the path
-// annotation that it carries (as uniquePaths moved its record).
+// annotation that it carries (as uniquePaths moved its metadata).
 func setPlacement(obj *fn.KubeObject, p string) {
 	for _, key := range []string{kioutil.PathAnnotation, jobsetrender.LegacyPathAnnotation} {
 		if obj.GetAnnotation(key) != "" {
@@ -137,7 +137,7 @@ func must(err error, doing string) {
 
 // withPlacement gives a regenerated object the file placement of the
 // object it replaces, so kpt keeps it where the package has it.
-func withPlacement(obj *fn.KubeObject, old *resourcelist.Record) *fn.KubeObject {
+func withPlacement(obj *fn.KubeObject, old *resourcelist.Meta) *fn.KubeObject {
 	annotations := old.Annotations()
 	// In key order: a key the object lacks is appended, and the output
 	// must not depend on map order.

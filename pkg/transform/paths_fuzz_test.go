@@ -93,10 +93,10 @@ func FuzzUniquePaths(f *testing.F) {
 // fuUniquePaths is uniquePaths as a run applies it: over the records of
 // items, added in its order, the objects moved as their records were.
 func fuUniquePaths(items, added []*fn.KubeObject) {
-	rc := resourcelist.NewRecorder(Keeps)
-	records := make([]*resourcelist.Record, len(items))
+	rc := resourcelist.NewMetaReader(Keeps)
+	records := make([]*resourcelist.Meta, len(items))
 	for i, it := range items {
-		records[i] = rc.Record(it)
+		records[i] = rc.Read(it)
 	}
 	var at []int
 	for _, obj := range added {
@@ -109,7 +109,7 @@ func fuUniquePaths(items, added []*fn.KubeObject) {
 
 // fuPlacedAt is placedAt of obj's record.
 func fuPlacedAt(obj *fn.KubeObject) string {
-	return placedAt(resourcelist.NewRecorder(Keeps).Record(obj))
+	return placedAt(resourcelist.NewMetaReader(Keeps).Read(obj))
 }
 
 // fuCheck checks the files of the new objects against every other.

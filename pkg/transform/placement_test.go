@@ -24,7 +24,7 @@ func TestWithPlacementOrder(t *testing.T) {
 		if err := obj.SetName("generated"); err != nil {
 			t.Fatal(err)
 		}
-		if got := withPlacement(obj, resourcelist.NewRecorder(nil).Record(old)).String(); !strings.Contains(got, want) {
+		if got := withPlacement(obj, resourcelist.NewMetaReader(nil).Read(old)).String(); !strings.Contains(got, want) {
 			t.Fatalf("got\n%s\nwant the placement annotations in key order, without team:\n%s", got, want)
 		}
 	}

@@ -13,9 +13,9 @@ import (
 
 // pruneVerdict says what becomes of an orphan: an info when it is
 // removed, else a warning that says why it stays.
-func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, ref reference, referenced bool) finding.List {
-	owner, _ := generatedFor(rec)
-	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", rec.Kind, finding.Quote(owner), settings.EnabledAnnotation)
+func pruneVerdict(item *fn.KubeObject, meta *resourcelist.Meta, ref reference, referenced bool) finding.List {
+	owner, _ := generatedFor(meta)
+	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", meta.Kind, finding.Quote(owner), settings.EnabledAnnotation)
 	labelled := fmt.Sprintf("kept: it is labelled %s=%s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", plan.ManagedByLabel, plan.ManagedByValue, finding.Quote(owner), settings.EnabledAnnotation)
 	digestPath := "metadata.annotations[" + plan.DigestAnnotation + "]"
 	var found finding.List
@@ -36,13 +36,13 @@ func pruneVerdict(item *fn.KubeObject, rec *resourcelist.Record, ref reference, 
 // generatedFor returns the JobSet a ConfigMap or Secret is labelled as
 // generated for. The labels only make it a candidate: a user can write
 // them too, so prune decides by the digest.
-func generatedFor(rec *resourcelist.Record) (string, bool) {
-	labels := rec.Labels()
+func generatedFor(meta *resourcelist.Meta) (string, bool) {
+	labels := meta.Labels()
 	owner := labels[plan.JobSetLabel]
-	if owner == "" || labels[plan.ManagedByLabel] != plan.ManagedByValue || rec.APIVersion != "v1" || rec.LocalConfig() {
+	if owner == "" || labels[plan.ManagedByLabel] != plan.ManagedByValue || meta.APIVersion != "v1" || meta.LocalConfig() {
 		return "", false
 	}
-	switch rec.Kind {
+	switch meta.Kind {
 	case "ConfigMap", "Secret":
 		return owner, true
 	}

@@ -14,13 +14,13 @@ var severities = map[finding.Severity]fn.Severity{
 
 // krmResults turns findings into KRM results that name the resource, the
 // field and the file, as kpt shows them.
-// Each object is read through its record.
+// Each object is read through its metadata.
 func krmResults(findings []settled) fn.Results {
 	var out fn.Results
 	for _, r := range findings {
 		for _, f := range r.found {
 			res := &fn.Result{Message: f.Message, Severity: severities[f.Severity]}
-			if m := r.rec; m != nil && !m.Empty() {
+			if m := r.meta; m != nil && !m.Empty() {
 				res.ResourceRef = &fn.ResourceRef{
 					APIVersion: m.APIVersion,
 					Kind:       m.Kind,
@@ -57,8 +57,8 @@ func shorten(v string) string {
 }
 
 // settled is a report on an object the loop is done with: its findings
-// and the object's record, which results read.
+// and the object's metadata, which results read.
 type settled struct {
-	rec   *resourcelist.Record
+	meta  *resourcelist.Meta
 	found finding.List
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
-// Keeps is what a record keeps of an item's labels and annotations:
+// Keeps is which of an item's labels and annotations its metadata keeps:
 // those the function reads of an item other than when it has it whole.
 // prune reads the Flux annotation, local-config and the generated-for
 // labels; withPlacement, uniquePaths and results the placement
@@ -40,11 +40,11 @@ func Keeps(field, key string) bool {
 type run struct {
 	src  resourcelist.Source
 	sink resourcelist.Sink
-	rc   *resourcelist.Recorder
+	rc   *resourcelist.MetaReader
 
-	input []*resourcelist.Record // the input's, by position
-	out   []*resourcelist.Record // what stands at each position; nil: pruned
-	added []int                  // positions of the generated objects appended
+	input []*resourcelist.Meta // the input's, by position
+	out   []*resourcelist.Meta // what stands at each position; nil: pruned
+	added []int                // positions of the generated objects appended
 	// placed are the generated objects placed at a position of the
 	// input that the loop has not reached: they go down the loop there,
 	// in place of the input's item.
@@ -58,14 +58,14 @@ type run struct {
 	findings []settled
 }
 
-func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.RecordFilter) *run {
-	input := src.Records()
-	r := &run{src: src, sink: sink, rc: resourcelist.NewRecorder(keep), input: input,
+func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.MetaFilter) *run {
+	input := src.Metas()
+	r := &run{src: src, sink: sink, rc: resourcelist.NewMetaReader(keep), input: input,
 		out: slices.Clone(input), placed: map[int]*fn.KubeObject{}, owners: map[string]bool{},
 		selectors: map[int]string{}, refs: map[int]reference{}}
-	for _, rec := range input {
-		if isOwner(rec) {
-			r.owners[rec.Namespace+"/"+rec.Name] = true
+	for _, meta := range input {
+		if isOwner(meta) {
+			r.owners[meta.Namespace+"/"+meta.Name] = true
 		}
 	}
 	return r
@@ -73,9 +73,9 @@ func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.R
 
 // candidate reports whether an item is labelled as generated for a
 // JobSet that is not in the input: an orphan prune looks at.
-func (r *run) candidate(rec *resourcelist.Record) bool {
-	owner, generated := generatedFor(rec)
-	return generated && !r.owners[rec.Namespace+"/"+owner]
+func (r *run) candidate(meta *resourcelist.Meta) bool {
+	owner, generated := generatedFor(meta)
+	return generated && !r.owners[meta.Namespace+"/"+owner]
 }
 
 // survey is the index pass: it reads whole the input's v1 Services
@@ -84,13 +84,13 @@ func (r *run) candidate(rec *resourcelist.Record) bool {
 // tells the source which items the render pass asks for more than once:
 // those two, and the input's v1 Secrets (a JobSet may use one as its
 // CURVE Secret and read its certificate). Whether a candidate is an
-// orphan depends only on the input's JobSets, which the records say.
+// orphan depends only on the input's JobSets, which the metadata say.
 func (r *run) survey() error {
-	for i, rec := range r.input {
-		if isSecret(rec) {
+	for i, meta := range r.input {
+		if isSecret(meta) {
 			r.src.Again(i)
 		}
-		if !isService(rec) && !r.candidate(rec) {
+		if !isService(meta) && !r.candidate(meta) {
 			continue
 		}
 		r.src.Again(i)
@@ -98,12 +98,12 @@ func (r *run) survey() error {
 		if err != nil {
 			return err
 		}
-		if isService(rec) {
+		if isService(meta) {
 			r.selectors[i], _, _ = obj.NestedString("spec", "selector", jobsetrender.JobSetNameLabel)
 		}
-		if r.candidate(rec) {
+		if r.candidate(meta) {
 			if recorded, matches := jobsetrender.DigestMatches(obj); recorded && matches {
-				r.targets = append(r.targets, target{i, rec.Name, rec.Namespace})
+				r.targets = append(r.targets, target{i, meta.Name, meta.Namespace})
 			}
 		}
 	}
@@ -120,16 +120,16 @@ func (r *run) take(i int) (*fn.KubeObject, error) {
 	return r.src.Item(i)
 }
 
-// deliver puts obj, whose record is rec, at position at: in the sink,
+// deliver puts obj, whose metadata is meta, at position at: in the sink,
 // but for an orphan candidate, whose fate prune decides at the end.
 // What it names of the targets is noted on the way.
-func (r *run) deliver(at int, obj *fn.KubeObject, rec *resourcelist.Record) {
-	r.out[at] = rec
+func (r *run) deliver(at int, obj *fn.KubeObject, meta *resourcelist.Meta) {
+	r.out[at] = meta
 	r.noteReferences(obj, at)
-	if r.candidate(rec) {
+	if r.candidate(meta) {
 		return
 	}
-	r.sink.Put(at, rec, obj)
+	r.sink.Put(at, meta, obj)
 }
 
 // noteReferences keeps, for each target obj names, the reference of the
@@ -155,13 +155,13 @@ func (r *run) place(generated []*fn.KubeObject, i int, index *index) {
 			at = len(r.out)
 			r.out = append(r.out, nil)
 			r.added = append(r.added, at)
-			r.deliver(at, obj, r.rc.Record(obj))
+			r.deliver(at, obj, r.rc.Read(obj))
 		case at > i:
 			obj = withPlacement(obj, r.out[at])
-			r.out[at], r.placed[at] = r.rc.Record(obj), obj
+			r.out[at], r.placed[at] = r.rc.Read(obj), obj
 		default:
 			obj = withPlacement(obj, r.out[at])
-			r.deliver(at, obj, r.rc.Record(obj))
+			r.deliver(at, obj, r.rc.Read(obj))
 		}
 	}
 }
@@ -169,52 +169,52 @@ func (r *run) place(generated []*fn.KubeObject, i int, index *index) {
 // done ends the loop's work on item i: input is the item it took,
 // finished what goes out in its place, reports what was said on their
 // behalf. Only a JobSet's metadata can change on the way (rendering,
-// unrendering), so another item keeps the record it came with.
+// unrendering), so another item keeps the metadata it came with.
 func (r *run) done(i int, input, finished *fn.KubeObject, reports []jobsetrender.Report) {
-	inputRec, rec := r.out[i], r.out[i]
-	if finished != input || rec.Kind == jobset.Kind {
-		rec = r.rc.Record(finished)
+	inputMeta, meta := r.out[i], r.out[i]
+	if finished != input || meta.Kind == jobset.Kind {
+		meta = r.rc.Read(finished)
 	}
-	r.settle(reports, known{finished, rec}, known{input, inputRec})
-	r.deliver(i, finished, rec)
+	r.settle(reports, known{finished, meta}, known{input, inputMeta})
+	r.deliver(i, finished, meta)
 }
 
-// known is an object whose record is made already.
+// known is an object whose metadata is made already.
 type known struct {
-	obj *fn.KubeObject
-	rec *resourcelist.Record
+	obj  *fn.KubeObject
+	meta *resourcelist.Meta
 }
 
-// settle keeps reports as findings on their objects' records: the first
-// of known that names the object, else its record made now.
-func (r *run) settle(reports []jobsetrender.Report, records ...known) {
+// settle keeps reports as findings on their objects' metadata: the first
+// of known that names the object, else its metadata made now.
+func (r *run) settle(reports []jobsetrender.Report, metas ...known) {
 	for _, rep := range reports {
 		if len(rep.Found) == 0 {
 			continue
 		}
-		var rec *resourcelist.Record
-		for _, k := range records {
+		var meta *resourcelist.Meta
+		for _, k := range metas {
 			if k.obj == rep.Obj {
-				rec = k.rec
+				meta = k.meta
 				break
 			}
 		}
-		if rec == nil && rep.Obj != nil {
-			rec = r.rc.Record(rep.Obj)
+		if meta == nil && rep.Obj != nil {
+			meta = r.rc.Read(rep.Obj)
 		}
-		r.findings = append(r.findings, settled{rec, rep.Found})
+		r.findings = append(r.findings, settled{meta, rep.Found})
 	}
 }
 
 // passThrough puts every item in the sink as it is: an error in the
 // functionConfig leaves the list unchanged.
 func (r *run) passThrough() error {
-	for i, rec := range r.input {
+	for i, meta := range r.input {
 		obj, err := r.src.Item(i)
 		if err != nil {
 			return err
 		}
-		r.sink.Put(i, rec, obj)
+		r.sink.Put(i, meta, obj)
 	}
 	return r.src.Finish()
 }
@@ -236,8 +236,8 @@ func (r *run) passThrough() error {
 // removed.
 func (r *run) prune(config *fn.KubeObject) error {
 	r.noteReferences(config, -1)
-	for at, rec := range r.out {
-		if rec == nil || !r.candidate(rec) {
+	for at, meta := range r.out {
+		if meta == nil || !r.candidate(meta) {
 			continue
 		}
 		obj, err := r.src.Item(at)
@@ -248,13 +248,13 @@ func (r *run) prune(config *fn.KubeObject) error {
 		// written back.
 		yamltree.SafeBlockStyles(yamltree.NodeOf(obj))
 		ref, referenced := r.refs[at]
-		found := pruneVerdict(obj, rec, ref, referenced)
-		r.findings = append(r.findings, settled{rec, found})
+		found := pruneVerdict(obj, meta, ref, referenced)
+		r.findings = append(r.findings, settled{meta, found})
 		if found[0].Severity == finding.Info {
 			r.out[at] = nil
 			continue
 		}
-		r.sink.Put(at, rec, obj)
+		r.sink.Put(at, meta, obj)
 	}
 	return nil
 }

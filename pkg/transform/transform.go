@@ -69,9 +69,9 @@ func (p *Processor) Render(src resourcelist.Source, sink resourcelist.Sink) (fn.
 	return p.render(src, sink, Keeps)
 }
 
-// render is Render whose own records keep the labels and annotations
+// render is Render whose own metadata keep the labels and annotations
 // keep allows (Keeps; TestKeepsIsEnough renders with all of them kept).
-func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.RecordFilter) (fn.Results, bool, error) {
+func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.MetaFilter) (fn.Results, bool, error) {
 	r := newRun(src, sink, keep)
 	config, found := settings.FromFunctionConfig(src.FunctionConfig())
 	r.settle([]jobsetrender.Report{{Obj: src.FunctionConfig(), Found: found}})

@@ -13,10 +13,10 @@ import (
 // Issue 19, class 8: a record must answer as the tree stub it stands
 // for (treeStub read through the SDK), whatever the metadata holds.
 
-// TestRecordReadsAsStub: on metadata of every odd shape, a record
+// TestMetaReadsAsStub: on metadata of every odd shape, a record
 // answers every getter as the tree stub (treeStub) answers it through the
 // SDK, for each key the metadata holds and one it does not.
-func TestRecordReadsAsStub(t *testing.T) {
+func TestMetaReadsAsStub(t *testing.T) {
 	items := []string{
 		stubItem[strings.Index(stubItem, "- "):],
 		"- {}\n",
@@ -29,7 +29,7 @@ func TestRecordReadsAsStub(t *testing.T) {
 		"- kind: Secret\n  metadata:\n    name: s\n    annotations:\n      a: '1'\n      a: '2'\n    labels:\n      l: x\n      l: y\n",
 		"- kind: Secret\n  metadata:\n    name: s\n    annotations:\n      internal.config.kubernetes.io/path: same/path/for/both/spellings.yaml\n      config.kubernetes.io/path: same/path/for/both/spellings.yaml\n      config.kubernetes.io/index: '3'\n",
 	}
-	keeps := map[string]RecordFilter{
+	keeps := map[string]MetaFilter{
 		"all":  nil,
 		"some": func(field, key string) bool { return key != "b" && key != "l" },
 	}
@@ -40,7 +40,7 @@ func TestRecordReadsAsStub(t *testing.T) {
 				t.Fatalf("%q: %v", item, err)
 			}
 			stub := treeStub(rl.Items[0], keep)
-			rec := NewRecorder(keep).Record(rl.Items[0])
+			rec := NewMetaReader(keep).Read(rl.Items[0])
 			if got, want := recordReads(rec, stub), stubReads(stub); got != want {
 				t.Errorf("%q, keep %s: the record reads\n%s\nthe stub\n%s", item, kname, got, want)
 			}
@@ -50,7 +50,7 @@ func TestRecordReadsAsStub(t *testing.T) {
 
 // recordReads is every accessor of r, for the keys stub holds and one
 // more, as stubReads writes the SDK's getters.
-func recordReads(r *Record, stub *fn.KubeObject) string {
+func recordReads(r *Meta, stub *fn.KubeObject) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q %q %q %q empty=%v local=%v path=%q index=%d\n", r.APIVersion, r.Kind, r.Namespace, r.Name,
 		r.Empty(), r.LocalConfig(), r.Path(), r.Index())

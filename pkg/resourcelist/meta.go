@@ -16,42 +16,42 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 )
 
-// Record is an item's metadata as plain values: what indexing, orphan
+// Meta is an item's metadata as plain values: what indexing, orphan
 // pruning, kpt placement, sorting and results read of an item. Its
-// labels and annotations are those its Recorder's filter keeps.
+// labels and annotations are those its MetaReader's filter keeps.
 //
 // Each value is what the SDK's getter returns on the item's tree stub
-// (treeStub, filtered), so a record answers as the item does, quirks
+// (treeStub, filtered), so a Meta answers as the item does, quirks
 // included: pairs[:labels] are Labels, the next annotations pairs
 // Annotations, and any pairs after them say where Label or Annotation
 // of a key differs from the map's value (a value not tagged as a string,
 // a key written twice), keyed by labelKey or annotationKey.
-type Record struct {
+type Meta struct {
 	APIVersion, Kind, Namespace, Name string
 
 	pairs               []pair
 	labels, annotations uint32
 }
 
-// RecordFilter says which labels and annotations (field is "labels" or
-// "annotations") a record keeps; nil keeps them all.
-type RecordFilter func(field, key string) bool
+// MetaFilter says which labels and annotations (field is "labels" or
+// "annotations") a Meta keeps; nil keeps them all.
+type MetaFilter func(field, key string) bool
 
-// Recorder makes records, sharing the strings that repeat across them.
+// MetaReader makes Metas, sharing the strings that repeat across them.
 // It is not safe for concurrent use.
-type Recorder struct {
-	keep    RecordFilter
+type MetaReader struct {
+	keep    MetaFilter
 	strings interner
 }
 
-// NewRecorder returns a Recorder whose records keep the labels and
+// NewMetaReader returns a MetaReader whose Metas keep the labels and
 // annotations keep allows.
-func NewRecorder(keep RecordFilter) *Recorder {
-	return &Recorder{keep: keep, strings: interner{}}
+func NewMetaReader(keep MetaFilter) *MetaReader {
+	return &MetaReader{keep: keep, strings: interner{}}
 }
 
-// Record is obj's record.
-func (rc *Recorder) Record(obj *fn.KubeObject) *Record {
+// Read is obj's Meta.
+func (rc *MetaReader) Read(obj *fn.KubeObject) *Meta {
 	return recordOf(treeStub(obj, rc.keep), rc.strings)
 }
 
@@ -69,7 +69,7 @@ const (
 
 // interner shares the strings a stub holds that repeat across items
 // (apiVersion, kind, namespace, keys and short values), whose vocabulary
-// does not grow with the list as names and paths do. A Recorder has
+// does not grow with the list as names and paths do. A MetaReader has
 // one; a Lazy gives each of its parsers its own.
 type interner map[string]string
 
@@ -88,8 +88,8 @@ const shortValue = 16
 
 // recordOf is the record of a tree stub (treeStub), read through the SDK's
 // getters.
-func recordOf(stub *fn.KubeObject, in interner) *Record {
-	r := &Record{
+func recordOf(stub *fn.KubeObject, in interner) *Meta {
+	r := &Meta{
 		APIVersion: in.of(stub.GetAPIVersion()),
 		Kind:       in.of(stub.GetKind()),
 		Namespace:  in.of(stub.GetNamespace()),
@@ -135,25 +135,25 @@ func appendPairs(pairs []pair, m map[string]string, in interner) []pair {
 
 // labelPairs and annotationPairs are the maps, as pairs; oddPairs the
 // pairs after them (labelKey, annotationKey, emptyKey).
-func (r *Record) labelPairs() []pair { return r.pairs[:r.labels] }
-func (r *Record) annotationPairs() []pair {
+func (r *Meta) labelPairs() []pair { return r.pairs[:r.labels] }
+func (r *Meta) annotationPairs() []pair {
 	return r.pairs[r.labels : r.labels+r.annotations]
 }
-func (r *Record) oddPairs() []pair { return r.pairs[r.labels+r.annotations:] }
+func (r *Meta) oddPairs() []pair { return r.pairs[r.labels+r.annotations:] }
 
 // Labels is a new map on every call, as the SDK's GetLabels.
-func (r *Record) Labels() map[string]string { return pairMap(r.labelPairs()) }
+func (r *Meta) Labels() map[string]string { return pairMap(r.labelPairs()) }
 
 // Annotations is a new map on every call, as the SDK's GetAnnotations.
-func (r *Record) Annotations() map[string]string { return pairMap(r.annotationPairs()) }
+func (r *Meta) Annotations() map[string]string { return pairMap(r.annotationPairs()) }
 
 // Label and Annotation are the SDK's GetLabel and GetAnnotation.
-func (r *Record) Label(k string) string      { return r.get(r.labelPairs(), labelKey, k) }
-func (r *Record) Annotation(k string) string { return r.get(r.annotationPairs(), annotationKey, k) }
+func (r *Meta) Label(k string) string      { return r.get(r.labelPairs(), labelKey, k) }
+func (r *Meta) Annotation(k string) string { return r.get(r.annotationPairs(), annotationKey, k) }
 
 // get is the value of key k in pairs, unless a pair after the maps says
 // the getter reads another (odd is labelKey or annotationKey).
-func (r *Record) get(pairs []pair, odd, k string) string {
+func (r *Meta) get(pairs []pair, odd, k string) string {
 	for _, p := range r.oddPairs() {
 		if strings.HasPrefix(p.key, odd) && p.key[len(odd):] == k {
 			return p.value
@@ -169,7 +169,7 @@ func (r *Record) get(pairs []pair, odd, k string) string {
 
 // Empty is the SDK's IsEmpty of the stub's tree: true when the item
 // has none of the fields a stub keeps.
-func (r *Record) Empty() bool {
+func (r *Meta) Empty() bool {
 	return slices.Contains(r.oddPairs(), pair{key: emptyKey})
 }
 
@@ -177,16 +177,16 @@ func (r *Record) Empty() bool {
 // PathAnnotation and IndexAnnotation, over Annotation.
 //
 // LocalConfig reports whether kpt's local-config annotation is set.
-func (r *Record) LocalConfig() bool {
+func (r *Meta) LocalConfig() bool {
 	v := r.Annotation(fn.KptLocalConfig)
 	return v != "" && v != "false"
 }
 
 // Path is kpt's path annotation.
-func (r *Record) Path() string { return r.Annotation(kioutil.PathAnnotation) }
+func (r *Meta) Path() string { return r.Annotation(kioutil.PathAnnotation) }
 
 // Index is kpt's index annotation, -1 when it has none.
-func (r *Record) Index() int {
+func (r *Meta) Index() int {
 	v := r.Annotation(kioutil.IndexAnnotation)
 	if v == "" {
 		return -1
@@ -199,7 +199,7 @@ func (r *Record) Index() int {
 // value is replaced or the key added, and the getters read v from then
 // on. The item's piece is not changed: the caller encodes the item again
 // (Sink.Edit), as pkg/transform's uniquePaths does.
-func (r *Record) SetAnnotation(k, v string) error {
+func (r *Meta) SetAnnotation(k, v string) error {
 	if k == fn.UpstreamIdentifier {
 		return fn.ErrAttemptToTouchUpstreamIdentifier{}
 	}
@@ -215,7 +215,7 @@ func (r *Record) SetAnnotation(k, v string) error {
 
 // sortKey is the key ToYAML sorts items by: the SDK's own, spaces
 // included.
-func (r *Record) sortKey() string {
+func (r *Meta) sortKey() string {
 	return r.APIVersion + " " + r.Kind + " " + r.Namespace + " " + r.Name
 }
 
