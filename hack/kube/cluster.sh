@@ -316,9 +316,9 @@ remove_chains() {
     for chain in $("$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" { print $2 }'); do
       [[ $chain == "$FWD_CHAIN" || $chain == KUBE-* ]] || continue
       if [[ -f $saved ]] && chain_in_saved "$saved" "$table" "$chain"; then continue; fi
-      "$ipt" -w -t "$table" -S | { grep -E -- "-j $chain( |\$)" || true; } | while read -r rule; do
-        # shellcheck disable=SC2086 # a rule is words
-        "$ipt" -w -t "$table" ${rule/-A/-D}
+      "$ipt" -w -t "$table" -S | { grep -E -- "-j $chain( |\$)" || true; } | while IFS= read -r rule; do
+        # A rule is shell words: a comment in it is quoted (eval).
+        eval "\"\$ipt\" -w -t \"\$table\" ${rule/-A/-D}"
       done
       "$ipt" -w -t "$table" -F "$chain"
       "$ipt" -w -t "$table" -X "$chain"

@@ -344,7 +344,9 @@ wait_for() {
   shift 2
   for ((i = 0; i < secs * 5; i++)); do
     if "$@" >/dev/null 2>&1; then return 0; fi
-    if [[ -f $(pid_file) ]] && ! alive; then die "Kueue exited while waiting for $what (log: $S/log/kueue.log): $(tail -n 3 "$S/log/kueue.log" 2>/dev/null)"; fi
+    # Gone, not merely unlike Kueue: while unshare and bash exec into
+    # Kueue, its command line can read empty for a moment.
+    if [[ -f $(pid_file) ]] && [[ ! -d /proc/$(cat "$(pid_file)") ]]; then die "Kueue exited while waiting for $what (log: $S/log/kueue.log): $(tail -n 3 "$S/log/kueue.log" 2>/dev/null)"; fi
     sleep 0.2
   done
   die "timed out after ${secs} s waiting for $what (log: $S/log/kueue.log)"

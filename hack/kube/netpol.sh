@@ -12,9 +12,8 @@
 #   up      on a running cluster: start the controller and wait until it is
 #           healthy and its chains are in place. A healthy running one is
 #           left as is (FRESH=1 restarts it). cluster.sh up calls it.
-#   down    stop it, remove every chain and ipset it made (its own
-#           --cleanup-config, then whatever is left that was not there
-#           before up). cluster.sh down calls it.
+#   down    stop it, remove every chain and rule it made and the ipsets
+#           that were not there before up. cluster.sh down calls it.
 #   status  exit 0 if it runs and is healthy.
 set -euo pipefail
 
@@ -27,6 +26,8 @@ NETPOL_HEALTH_PORT=18084
 # The ipsets kube-router names (pkg/controllers/netpol): only these, and only
 # those that were not there before up, are destroyed by down.
 SET_PREFIXES='^(KUBE-SRC-|KUBE-DST-|kube-router-)'
+# Its iptables chains (filter table), by the same source.
+CHAIN_PREFIXES='^KUBE-(ROUTER-|POD-FW-|NWPLCY-)'
 
 log() { printf 'netpol: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -108,7 +109,7 @@ cmd_up() {
 
 cmd_down() {
   [[ -d $S ]] || return 0
-  local f pid i bin
+  local f pid i
   f=$(pid_file)
   if [[ -f $f ]]; then
     pid=$(cat "$f")
@@ -122,19 +123,35 @@ cmd_down() {
     fi
     rm -f "$f"
   fi
+  # Not kube-router --cleanup-config: v2.1.0's leaves the filter chains in
+  # place and then crashes in the service proxy's cleanup.
+  remove_chains
   if [[ -d $N ]]; then
-    bin=$(bash "$here/netpol/build.sh" 2>/dev/null | tail -n1)/bin/kube-router
-    if [[ -x $bin ]]; then
-      "$bin" --cleanup-config --run-firewall=true --run-router=false --run-service-proxy=false \
-        >>"$S/log/netpol.log" 2>&1 9<&- 8<&- 7<&- || log "warning: kube-router --cleanup-config failed"
-    fi
     destroy_new_sets
     rm -rf "$N"
   fi
 }
 
-# destroy_new_sets: kube-router's ipsets that were not there before up. A set
-# is destroyed only once no rule uses it: cluster.sh down removes the chains.
+# remove_chains: kube-router's filter chains, and every rule that jumps to
+# one, in iptables and ip6tables. Its rules carry quoted comments, so a
+# rule from -S is read back as shell words (eval), not split on spaces.
+remove_chains() {
+  local ipt chains chain rule
+  for ipt in iptables ip6tables; do
+    mapfile -t chains < <("$ipt" -w -S 2>/dev/null | awk -v re="$CHAIN_PREFIXES" '$1 == "-N" && $2 ~ re { print $2 }')
+    ((${#chains[@]})) || continue
+    for chain in "${chains[@]}"; do "$ipt" -w -F "$chain"; done
+    for chain in "${chains[@]}"; do
+      while IFS= read -r rule; do
+        eval "\"\$ipt\" -w ${rule/-A/-D}"
+      done < <("$ipt" -w -S | grep -E -- "-j $chain( |\$)" || true)
+    done
+    for chain in "${chains[@]}"; do "$ipt" -w -X "$chain"; done
+  done
+}
+
+# destroy_new_sets: kube-router's ipsets that were not there before up, once
+# remove_chains took the rules that use them.
 destroy_new_sets() {
   local set
   command -v ipset >/dev/null || return 0
