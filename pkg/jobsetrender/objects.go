@@ -2,6 +2,8 @@ package jobsetrender
 
 import (
 	"encoding/base64"
+	"maps"
+	"slices"
 
 	"github.com/jobset-flux/jobset-flux/pkg/fluxfiles"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -24,7 +26,8 @@ type generated struct {
 }
 
 // metadata builds the metadata of a generated object: in the JobSet's
-// namespace, labelled back to it, and, when the JobSet came from a file
+// namespace, labelled back to it, ordered before it and kept as long by
+// Argo CD and Helm (plan.Ordering), and, when the JobSet came from a file
 // (kpt), placed in a file next to it.
 func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]string) *yaml.Node {
 	meta := yamltree.Map(yamltree.KV("name", yamltree.String(name)))
@@ -36,6 +39,9 @@ func metadata(p *plan.Plan, name, kind string, jobsetAnnotations map[string]stri
 		yamltree.KV(plan.JobSetLabel, yamltree.String(p.Name)),
 	), "")
 	annotations := yamltree.Map()
+	for _, key := range slices.Sorted(maps.Keys(p.Ordering)) {
+		yamltree.Set(annotations, key, yamltree.String(p.Ordering[key]), "")
+	}
 	for _, key := range []string{kioutil.PathAnnotation, LegacyPathAnnotation} {
 		if jsPath, ok := jobsetAnnotations[key]; ok {
 			yamltree.Set(annotations, key, yamltree.String(objectFile(jsPath, kind, name)), "")

@@ -27,6 +27,7 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 		ImageFlux:      imageFlux(&s),
 		Groups:         groupsOf(js, &s),
 		SetNetwork:     networkDefaults(js),
+		Ordering:       orderingAnnotations(js.Annotations),
 	}
 	if s.CurveSecret != "" {
 		p.SecretName = s.CurveSecret

@@ -193,6 +193,11 @@ type Plan struct {
 
 	// SetNetwork lists the spec.network fields to set on the user's behalf.
 	SetNetwork []Default
+
+	// Ordering are the Argo CD and Helm annotations every generated object
+	// carries, so that it is applied before the JobSet and lives as long
+	// (ordering.go); nil when the JobSet has none.
+	Ordering map[string]string
 }
 
 // InstallerUID is the flux-installer's runAsUser when the pod asks for
