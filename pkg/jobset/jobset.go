@@ -62,6 +62,8 @@ type ReplicatedJob struct {
 	Completions, Parallelism *int
 	CompletionMode           string
 	BackoffLimit             *int
+	// ActiveDeadlineSeconds is the Job's, as written.
+	ActiveDeadlineSeconds *int64
 	// Retries are the Job's other retry fields.
 	Retries Retries
 	// DependsOn is the replicatedJob's dependsOn, in order.
@@ -274,6 +276,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 	rj.Parallelism = r.integer(job, jobPath, ParallelismField)
 	rj.CompletionMode = r.str(job, jobPath, CompletionModeField)
 	rj.BackoffLimit = r.integer(job, jobPath, BackoffLimitField)
+	rj.ActiveDeadlineSeconds = r.integer64(job, jobPath, ActiveDeadlineSecondsField)
 	rj.Retries = r.retries(job, jobPath)
 	rj.Templates = appendTemplateMeta(rj.Templates, yamltree.Get(job, TemplateKey), yamltree.Key(jobPath, TemplateKey))
 	pod, podPath := r.follow(job, jobPath, podKeys)

@@ -34,6 +34,7 @@ const (
 	CompletionsField              = "completions"
 	ParallelismField              = "parallelism"
 	BackoffLimitField             = "backoffLimit"
+	ActiveDeadlineSecondsField    = "activeDeadlineSeconds"
 	RestartPolicyField            = "restartPolicy"
 )
 

@@ -75,6 +75,21 @@ func (r *reader) integer(m *yaml.Node, at, key string) *int {
 	return &i
 }
 
+// integer64 returns the whole number at key (nil when absent), for the
+// int64 fields of the API.
+func (r *reader) integer64(m *yaml.Node, at, key string) *int64 {
+	n := r.typed(m, at, key, yaml.ScalarNode, yaml.NodeTagInt, "must be a whole number")
+	if n == nil {
+		return nil
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 64)
+	if err != nil {
+		r.found.Errorf(yamltree.Key(at, key), "must be a whole number that fits in 64 bits, got %s", n.Value)
+		return nil
+	}
+	return &v
+}
+
 // boolean returns the boolean at key (nil when absent).
 func (r *reader) boolean(m *yaml.Node, at, key string) *bool {
 	n := r.typed(m, at, key, yaml.ScalarNode, yaml.NodeTagBool, "must be true or false")

@@ -82,7 +82,7 @@ func ownShm(c *jobset.Container) bool {
 
 // jobDefaults are the fields of a replicatedJob's Job and pod spec that
 // Flux depends on and the user left unset, in the order they are reported.
-func jobDefaults(rj *jobset.ReplicatedJob) []Default {
+func jobDefaults(rj *jobset.ReplicatedJob, s *settings.Settings) []Default {
 	var set []Default
 	job := func(field string, v yamltree.Scalar) {
 		set = append(set, Default{In: jobset.InJob, Field: field, Value: v})
@@ -98,6 +98,9 @@ func jobDefaults(rj *jobset.ReplicatedJob) []Default {
 	}
 	if rj.BackoffLimit == nil {
 		job(jobset.BackoffLimitField, yamltree.IntValue(0))
+	}
+	if d, ok := deadlineDefault(rj, s); ok {
+		set = append(set, d)
 	}
 	if rj.Pod.RestartPolicy == "" {
 		set = append(set, Default{In: jobset.InPod, Field: jobset.RestartPolicyField, Value: yamltree.StringValue(jobset.RestartPolicyNever)})
@@ -166,7 +169,7 @@ func groupsOf(js *jobset.JobSet, s *settings.Settings) []Group {
 			Index: rj.Index, Name: rj.Name, Container: w.Container,
 			Replicas: rj.Replicas, Completions: completions(rj),
 			Command: c.Command, OwnShm: ownShm(c), PodSeccomp: rj.Pod.SeccompProfile,
-			Set: jobDefaults(rj), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),
+			Set: jobDefaults(rj, s), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),
 		}
 	}
 	return groups

@@ -43,6 +43,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkKueue(js))
 	found.Add(checkMisplaced(js, &s))
 	found.Add(checkOrdering(js))
+	found.Add(checkDeadline(js, &s, groups))
 	if found.HasErrors() {
 		return found
 	}

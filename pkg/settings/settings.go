@@ -38,7 +38,10 @@ type Settings struct {
 	// StartTimeout is how long, in seconds, the brokers wait for the
 	// instance to form before giving up (0: forever).
 	StartTimeout int
-	Topology     string
+	// Deadline bounds the whole instance, in seconds (0: none): each Job's
+	// activeDeadlineSeconds.
+	Deadline int
+	Topology string
 	// ReplicatedJobs: nil means all, in spec order.
 	ReplicatedJobs []string
 	// Container: "" means the first container.

@@ -202,6 +202,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"10m", "600", "90s", "1h", "0", "none", "168h"},
 			bad:  map[string]string{"": "whole number", "1.5m": "whole number", "10 m": "whole number", "-1m": "whole number", "+5": "whole number", "1d": "whole number", "m": "whole number", "None": "whole number", "169h": "at most a week", "99999999999999999999": "whole number", "1m;id": "whole number"},
 		},
+		"deadline": {
+			good: []string{"30m", "2h", "1.5d", "90", "45s", "500ms", "366d"},
+			bad:  map[string]string{"0": "longer than zero", "0s": "longer than zero", "inf": "duration", "30 m": "duration", "1w": "duration", "-1h": "duration", "": "duration", "1h;id": "duration", "367d": "at most a year", long: "duration"},
+		},
 		"curve-secret": {
 			good: []string{"my-secret", "a.b-c", "x"},
 			bad:  map[string]string{"": "Secret name", "My_Secret": "Secret name", "a/b": "Secret name", strings.Repeat("a", 254): "Secret name"},

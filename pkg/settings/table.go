@@ -114,6 +114,10 @@ var table = []Setting{
 		Default: "10m",
 		Doc:     "how long the brokers wait for the whole instance to form (every pod scheduled, resolvable and connected): after it, rank 0 exits 124 naming the ranks that never joined and why, the other brokers exit 124 too, and the JobSet fails instead of holding its pods forever; a whole number with `s`, `m` or `h` (seconds without a unit); `0` or `none` waits forever",
 		rule:    startTimeout(func(s *Settings) *int { return &s.StartTimeout })},
+	{Name: "deadline", Field: "deadline", Type: String,
+		// None: a bound right for one instance kills another's work.
+		Doc:  "the longest the whole instance may take, from the start of its Jobs (once Kueue admits the JobSet, when it is queued) to its end, waiting for pods to be admitted, scheduled and started included; a Flux duration (`30m`, `2h`, `1.5d`; seconds without a unit). When it passes, Kubernetes fails every Job (reason `DeadlineExceeded`) and the JobSet fails. It is each Job's `activeDeadlineSeconds`: the only bound on an instance whose pods are never admitted (a namespace's Pod Security, quota or LimitRange refusing them), which start-timeout cannot end since it runs in the pods",
+		rule: deadlineRule(func(s *Settings) *int { return &s.Deadline })},
 	{Name: "topology", Field: "topology", Type: String,
 		Default: "kary:256",
 		Doc:     "`tbon.topo`: `kary:K` or `binomial` (a tree keeps rank 0's fan-in bounded)",
