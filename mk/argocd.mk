@@ -24,7 +24,7 @@ $(BIN)/argocd-cmp-server: $(ARGOCD_MODULE)/go.mod $(ARGOCD_MODULE)/go.sum $(ARGO
 ## argocd-cmp-server, rendering every example through kustomize and jobset-flux (from bin/).
 .PHONY: test-argocd test-argocd-image test-argocd-image-run sidecar-image
 test-argocd: build $(BIN)/kustomize $(BIN)/argocd-cmp-server
-	cd $(ARGOCD_MODULE) && go test -count=1 -timeout 20m -skip TestSidecarImage ./...
+	cd $(ARGOCD_MODULE) && go test -count=1 -timeout 20m -skip 'TestSidecarImage|^TestCluster' ./...
 
 ## sidecar-image: build the Argo CD plugin sidecar $(SIDECAR_IMAGE) into _out/sidecar/image (hack/image/build.sh; no engine).
 sidecar-image:
@@ -48,4 +48,18 @@ test-argocd-image-run:
 	docker cp "$$id:/home/argocd/cmp-server/config" '$(SIDECAR_ROOT)/home/argocd/cmp-server/'
 	cd $(ARGOCD_MODULE) && SIDECAR_IMAGE='$(SIDECAR_IMAGE)' SIDECAR_ROOT='$(SIDECAR_ROOT)' \
 	  SIDECAR_VERSION='$(VERSION)' SIDECAR_MAX_BYTES='$(SIDECAR_MAX_BYTES)' \
-	  go test -count=1 -timeout 20m ./...
+	  go test -count=1 -timeout 20m -skip '^TestCluster' ./...
+
+# The cluster half (Argo CD's sync engine applying rendered JobSets with
+# sync waves and hooks) runs inside make test-kube's session, while its
+# cluster is up (mk/kube.mk runs KUBE_SESSION_SUITES with KUBECONFIG and
+# KUBECTL exported); test-argocd-cluster runs it against a cluster already
+# running: eval "$$(bash hack/kube/cluster.sh env)"; make test-argocd-cluster
+ARGOCD_CLUSTER_TEST = cd $(CURDIR)/$(ARGOCD_MODULE) && \
+	go test -count=1 -timeout 15m -run '^TestCluster' ./...
+KUBE_SESSION_SUITES += ARGOCD_CLUSTER_TEST
+
+.PHONY: test-argocd-cluster
+## test-argocd-cluster: Argo CD's sync engine (gitops-engine) applies Flux JobSets in sync waves and PreSync hooks on the running test cluster (KUBECONFIG, KUBECTL).
+test-argocd-cluster: build $(BIN)/kustomize
+	$(ARGOCD_CLUSTER_TEST)

@@ -206,3 +206,55 @@ func checkHistory(t *testing.T, out string) {
 		t.Errorf("helm history: %s; want revision 2 deployed after revision 1", out)
 	}
 }
+
+// TestClusterHookJobSet: a JobSet that is a Helm 4 pre-install and
+// pre-upgrade hook (Helm 3 never post-renders hooks) gets its ConfigMap
+// and Secret as hooks of the same events, created before it, so its
+// pods find them on install; and on an upgrade that grows the instance
+// from 2 pods to 3 the hook ConfigMap is made again before the hook
+// JobSet, so the 3 brokers boot from the new broker.toml, not the
+// previous revision's, and the JobSet Completes again.
+func TestClusterHookJobSet(t *testing.T) {
+	t.Parallel()
+	c := needCluster(t)
+	h := newHelm(t, 4)
+	h.kubeconfig = c.kubeconfig
+	ns := c.newNamespace(t, "helm4-hook")
+	const release = "hooked"
+	chart, err := filepath.Abs(chartDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		verb string
+		pods int
+	}{{"install", 2}, {"upgrade", 3}} {
+		h.must(append([]string{step.verb, release, chart, "--namespace", ns,
+			"--set", "hook=pre-install\\,pre-upgrade", "--set", fmt.Sprintf("pods=%d", step.pods)}, h.postRender()...)...)
+		hooks, err := c.run(nil, "get", "-n", ns, "configmap/"+release+"-flux-entrypoint", "-o", `jsonpath={.metadata.annotations.helm\.sh/hook}{" "}{.metadata.annotations.helm\.sh/hook-weight}`)
+		if err != nil {
+			t.Fatalf("after helm %s: %v", step.verb, err)
+		}
+		if hooks != "pre-install,pre-upgrade -1" {
+			t.Errorf("after helm %s the ConfigMap's hook and weight are %q, want \"pre-install,pre-upgrade -1\"", step.verb, hooks)
+		}
+		start := time.Now()
+		if _, err := c.run(nil, "wait", "-n", ns, "--for=condition=Completed", "--timeout=300s", "jobsets.jobset.x-k8s.io/"+release); err != nil {
+			t.Fatalf("after helm %s the JobSet did not complete: %v", step.verb, err)
+		}
+		// The previous revision's pods may still be going: count this
+		// JobSet's own.
+		uid, err := c.run(nil, "get", "-n", ns, "jobsets.jobset.x-k8s.io/"+release, "-o", "jsonpath={.metadata.uid}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods, err := c.run(nil, "get", "-n", ns, "pods", "-l", "jobset.sigs.k8s.io/jobset-uid="+uid, "-o", "name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(strings.Fields(pods)); n != step.pods {
+			t.Errorf("after helm %s: %d pods, want %d:\n%s", step.verb, n, step.pods, pods)
+		}
+		t.Logf("helm %s: Completed %s after the command returned, %d pods", step.verb, time.Since(start).Round(time.Second), step.pods)
+	}
+}
