@@ -40,6 +40,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkRanks(js, groups))
 	found.Add(checkLauncher(&s))
 	found.Add(checkKubernetes(js, groups))
+	found.Add(checkPodSpec(js, &s, groups))
 	found.Add(checkKueue(js))
 	found.Add(checkMisplaced(js, &s))
 	if found.HasErrors() {
