@@ -5,26 +5,9 @@ import (
 	"testing"
 
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
-	"github.com/jobset-flux/jobset-flux/pkg/jobset"
 	"github.com/jobset-flux/jobset-flux/pkg/jobset/jobsettest"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
-
-// resolveJobSet resolves js over the defaults.
-func resolveJobSet(t *testing.T, js *jobsettest.JobSet) finding.List {
-	t.Helper()
-	rn, err := yaml.Parse(js.YAML())
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, found := jobset.Read(rn)
-	if found.HasErrors() {
-		t.Fatalf("read: %v", found)
-	}
-	_, found = settings.Resolve(settings.Defaults(), read)
-	return found
-}
 
 // TestEnvFromPrefixRefused: an envFrom of a wrapped container whose
 // prefix can turn a key into a setting's variable is refused as valueFrom
@@ -54,7 +37,7 @@ func TestEnvFromPrefixRefused(t *testing.T) {
 		{"a container not wrapped", jobsettest.New("js").Jobs(jobsettest.Job("w").Sidecar(map[string]any{"name": "side", "image": "side", "envFrom": envFrom("FLUX_")})), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			found := resolveJobSet(t, tc.js)
+			found := resolveJobSet(t, settings.Defaults(), tc.js)
 			if tc.says == nil {
 				if found.HasErrors() {
 					t.Fatalf("want no error, got %+v", found)
