@@ -118,6 +118,7 @@ func entrypointScript(p *plan.Plan) (string, error) {
 		"JoinedPath":           plan.JoinedPath,
 	})
 	vals["brokerAttributes"] = brokerAttributes(p, sh)
+	vals["terminationLog"] = terminationLog(p, sh)
 	vals["interactive"] = ""
 	if p.Interactive {
 		// No initial program: the instance stays up until flux shutdown.
@@ -151,6 +152,27 @@ func brokerAttributes(p *plan.Plan, sh *quoter) string {
 		attrs.WriteString("\n    " + sh.one("broker attribute", "-S"+a))
 	}
 	return attrs.String()
+}
+
+// terminationLog sets the termination message's file of the pods whose
+// wrapped container names its own terminationMessagePath: the kubelet
+// reads only that one. The script is one for every group, so each such
+// group is told by its pods' hostnames, <jobset>-<group>-<job>-<pod>
+// (names are DNS labels, and the indexes digits: one group's pattern
+// never matches another's hostname). "" when every group has the default.
+func terminationLog(p *plan.Plan, sh *quoter) string {
+	var b strings.Builder
+	for _, g := range p.Groups {
+		if g.TerminationLog == "" {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n# A container with a terminationMessagePath of its own has it read there.")
+		}
+		fmt.Fprintf(&b, "\nif [[ ${HOSTNAME:-} =~ ^%s[0-9]+-[0-9]+$ ]]; then termination_log=%s; fi",
+			sh.one("hostname", p.Name+"-"+g.Name+"-"), sh.one("terminationMessagePath", g.TerminationLog))
+	}
+	return b.String()
 }
 
 // fluxLookup returns the lines that find Flux (only when it is the first

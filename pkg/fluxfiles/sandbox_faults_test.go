@@ -58,6 +58,39 @@ func TestSandboxStartTimeout(t *testing.T) {
 	}
 }
 
+// TestSandboxTerminationMessagePath: the reason for giving up goes to
+// the file the wrapped container names as its terminationMessagePath,
+// the only one the kubelet reads, on the pods of its group; a group
+// whose name starts like it keeps the default file.
+func TestSandboxTerminationMessagePath(t *testing.T) {
+	requireSandbox(t)
+	// The kubelet creates the file before the container starts.
+	const message = plan.InstallDir + "/termination-message"
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}, {"w-1", 1, 1, "js-w-1-0-0"}}, func(p *plan.Plan) {
+		p.Settings.StartTimeout = 1
+		p.Groups[0].TerminationLog = message
+	})
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	for _, c := range []struct {
+		hostname string
+		written  bool
+	}{{"js-w-0-1", true}, {"js-w-1-0-0", false}} {
+		t.Run(c.hostname, func(t *testing.T) {
+			file := filepath.Join(pd.install, filepath.Base(message))
+			writeFile(t, file, "", 0o666)
+			r := pd.runAs("app", nil, []string{"HOSTNAME=" + c.hostname, "STUB_HANG=1", "STUB_EXIT=0", "STUB_RANK=1", "STUB_STATE=quorum"}, "true")
+			if r.code != 124 {
+				t.Fatalf("exit code %d, want 124:\n%s", r.code, r.stderr)
+			}
+			text := string(readFile(t, file))
+			if got := strings.Contains(text, "did not form within start-timeout (1s)"); got != c.written {
+				t.Errorf("the termination message file holds %q; want the reason written: %v", text, c.written)
+			}
+		})
+	}
+}
+
 // TestSandboxNoStartTimeout: start-timeout 0 waits as long as it takes;
 // the kubelet's SIGTERM reaches the broker, and the pod exits with the
 // broker's status.

@@ -94,8 +94,12 @@ type Pod struct {
 	HostNetwork       bool
 	SetHostnameAsFQDN bool
 	Containers        []Container
-	InitContainers    []string
-	Volumes           []string
+	// InitContainers are read as containers: a native sidecar among them
+	// (RestartPolicy Always) runs beside the broker.
+	InitContainers []Container
+	Volumes        []string
+	// OS is the node OS the pod asks for.
+	OS OS
 	// SeccompProfile is true when the pod's securityContext sets a
 	// seccompProfile, which every container without its own then inherits.
 	SeccompProfile bool
@@ -136,6 +140,16 @@ type Container struct {
 	ReadinessProbe bool
 	// StartupProbe is true when the container has a startupProbe.
 	StartupProbe bool
+	// LivenessProbe is true when the container has a livenessProbe.
+	LivenessProbe bool
+	// RestartPolicy is the container's own restartPolicy ("" when unset;
+	// Always makes an init container a native sidecar).
+	RestartPolicy string
+	// TerminationMessagePath is as written ("" when unset).
+	TerminationMessagePath string
+	// Ports are its ports, EnvFrom its envFrom, in order.
+	Ports   []Port
+	EnvFrom []EnvSource
 	// Compute is its cpu, memory and ephemeral-storage requests and limits.
 	Compute Compute
 	// EphemeralLimit is the ephemeral-storage limit as written, at
@@ -304,17 +318,21 @@ func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	if len(p.Containers) == 0 {
 		r.found.Errorf(containers, "the pod template has no containers")
 	}
-	p.InitContainers = r.names(pod, path, InitContainersKey)
+	inits := yamltree.Key(path, InitContainersKey)
+	for i, c := range r.list(pod, path, InitContainersKey) {
+		p.InitContainers = append(p.InitContainers, r.container(c, i, yamltree.Index(inits, i)))
+	}
 	p.Volumes = r.names(pod, path, VolumesKey)
 	sc := r.mapping(pod, path, "securityContext")
 	p.SeccompProfile = r.mapping(sc, yamltree.Key(path, "securityContext"), "seccompProfile") != nil
 	p.Identity = readIdentity(sc)
 	p.DNS = r.dns(pod, path)
+	p.OS = r.readOS(pod, path)
 	return p
 }
 
 // names reads the name of each item of the list at key in the pod spec
-// at path at (the pod's init containers or volumes).
+// at path at (the pod's volumes).
 func (r *reader) names(pod *yaml.Node, at, key string) []string {
 	list := yamltree.Key(at, key)
 	var names []string
@@ -352,6 +370,11 @@ func (r *reader) container(n *yaml.Node, index int, path string) Container {
 	r.resources(&c, r.mapping(n, path, "resources"), yamltree.Key(path, "resources"))
 	c.ReadinessProbe = yamltree.NonNull(yamltree.Get(n, "readinessProbe")) != nil
 	c.StartupProbe = yamltree.NonNull(yamltree.Get(n, "startupProbe")) != nil
+	c.LivenessProbe = yamltree.NonNull(yamltree.Get(n, "livenessProbe")) != nil
+	c.RestartPolicy = r.str(n, path, RestartPolicyField)
+	c.TerminationMessagePath = r.str(n, path, "terminationMessagePath")
+	c.Ports = r.readPorts(n, path)
+	c.EnvFrom = r.readEnvFrom(n, path)
 	c.Compute = readCompute(n)
 	c.EphemeralLimit, c.EphemeralPath = ephemeralLimit(n, path)
 	c.Identity = readIdentity(yamltree.Get(n, "securityContext"))

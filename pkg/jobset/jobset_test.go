@@ -40,8 +40,10 @@ spec:
           spec:
             restartPolicy: Never
             hostNetwork: false
-            initContainers: [{name: init, image: x}]
+            initContainers: [{name: init, image: x}, {name: log, image: x, restartPolicy: Always}]
             volumes: [{name: data, emptyDir: {}}]
+            os: {name: linux}
+            nodeSelector: {kubernetes.io/os: linux}
             containers:
             - name: app
               image: app
@@ -50,6 +52,10 @@ spec:
               env: [{name: E, value: v}, {name: R, valueFrom: {fieldRef: {fieldPath: x}}}]
               volumeMounts: [{name: data, mountPath: /data}]
               resources: {limits: {nvidia.com/gpu: "2"}, requests: {amd.com/gpu: 1}}
+              ports: [{containerPort: 8050}, {containerPort: 53, hostPort: 5353, protocol: UDP}]
+              envFrom: [{prefix: FLUX_, configMapRef: {name: cm}}, {secretRef: {name: s}}]
+              livenessProbe: {exec: {command: [true]}}
+              terminationMessagePath: /tmp/msg
   - name: defaults
     template:
       spec:
@@ -87,7 +93,20 @@ func TestReadFull(t *testing.T) {
 	if len(c.Env) != 2 || c.Env[0].Value != "v" || c.Env[0].FromRef || !c.Env[1].FromRef || c.Env[1].Path != c.Path+".env[1].valueFrom" {
 		t.Errorf("env = %+v", c.Env)
 	}
-	if !slices.Equal(w.Pod.InitContainers, []string{"init"}) || !slices.Equal(w.Pod.Volumes, []string{"data"}) || c.Mounts[0].Name != "data" || c.Mounts[0].MountPath != "/data" || c.Mounts[0].ReadOnly {
+	if len(w.Pod.InitContainers) != 2 || w.Pod.InitContainers[0].Name != "init" || w.Pod.InitContainers[1].RestartPolicy != ContainerRestartAlways ||
+		w.Pod.InitContainers[1].Path != w.Pod.Path+".initContainers[1]" || w.Pod.OS != (OS{Name: "linux", Selected: "linux"}) {
+		t.Errorf("init containers and OS = %+v, %+v", w.Pod.InitContainers, w.Pod.OS)
+	}
+	if !slices.Equal(c.Ports, []Port{{ContainerPort: 8050, Path: c.Path + ".ports[0]"}, {ContainerPort: 53, HostPort: 5353, Protocol: "UDP", Path: c.Path + ".ports[1]"}}) || !c.Ports[0].TCP() || c.Ports[1].TCP() {
+		t.Errorf("ports = %+v", c.Ports)
+	}
+	if !slices.Equal(c.EnvFrom, []EnvSource{{Prefix: "FLUX_", Kind: "ConfigMap", Name: "cm", Path: c.Path + ".envFrom[0]"}, {Kind: "Secret", Name: "s", Path: c.Path + ".envFrom[1]"}}) {
+		t.Errorf("envFrom = %+v", c.EnvFrom)
+	}
+	if !c.LivenessProbe || c.TerminationMessagePath != "/tmp/msg" || w.Pod.InitContainers[0].LivenessProbe {
+		t.Errorf("liveness %v, termination message path %q", c.LivenessProbe, c.TerminationMessagePath)
+	}
+	if !slices.Equal(w.Pod.Volumes, []string{"data"}) || c.Mounts[0].Name != "data" || c.Mounts[0].MountPath != "/data" || c.Mounts[0].ReadOnly {
 		t.Errorf("pod = %+v", w.Pod)
 	}
 	d := js.ReplicatedJobs[1]

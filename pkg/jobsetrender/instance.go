@@ -28,8 +28,8 @@ type Claim struct {
 }
 
 // Neighbours is what the render of one JobSet reads of the rest of the
-// list: the objects of the names it generates, and who else claims its
-// pods' subdomain.
+// list: the objects of the names it generates, who else claims its pods'
+// subdomain, and the keys of the objects its environment comes from.
 type Neighbours interface {
 	// ConfigMap reports whether the list holds a v1 ConfigMap of
 	// namespace and name, and whether jobset-flux made it (its
@@ -40,6 +40,10 @@ type Neighbours interface {
 	Secret(namespace, name string) *fn.KubeObject
 	// Claims are the objects that claim the subdomain in namespace.
 	Claims(namespace, subdomain string) []Claim
+	// EnvKeys are the keys of the list's v1 ConfigMap or Secret (kind)
+	// of namespace and name, which envFrom turns into variables; ok is
+	// false when the list holds no such object.
+	EnvKeys(kind, namespace, name string) (keys []string, ok bool)
 }
 
 // checkInstance checks what the render would apply beside the JobSet,

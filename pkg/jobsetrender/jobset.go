@@ -70,7 +70,7 @@ func (r *Renderer) Render(item *fn.KubeObject, config settings.Settings, nb Neig
 		return out
 	}
 	s, found := settings.Resolve(config, js)
-	if !st.ok(found) || !st.ok(plan.Validate(js, s)) {
+	if !st.ok(found) || !st.ok(plan.Validate(js, s)) || !st.ok(checkEnvFromObjects(js, &s, nb)) {
 		return out
 	}
 	pl, notes := plan.Derive(js, s)

@@ -171,6 +171,9 @@ func groupsOf(js *jobset.JobSet, s *settings.Settings) []Group {
 			Command: c.Command, OwnShm: ownShm(c), PodSeccomp: rj.Pod.SeccompProfile,
 			Set: jobDefaults(rj, s), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),
 		}
+		if c.TerminationMessagePath != jobset.DefaultTerminationMessagePath {
+			groups[i].TerminationLog = c.TerminationMessagePath
+		}
 	}
 	return groups
 }

@@ -122,6 +122,10 @@ type Group struct {
 	StartupProbe bool
 	// Installer is the group's flux-installer's resources and user.
 	Installer Installer
+	// TerminationLog is the wrapped container's terminationMessagePath,
+	// where the entrypoint writes why it failed, when it is not the
+	// kubelet's default ("" then).
+	TerminationLog string
 }
 
 // Default is a field the render sets on the user's behalf, because it was

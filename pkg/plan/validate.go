@@ -40,6 +40,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkRanks(js, groups))
 	found.Add(checkLauncher(&s))
 	found.Add(checkKubernetes(js, groups))
+	found.Add(checkPodSpec(js, &s, groups))
 	found.Add(checkKueue(js))
 	found.Add(checkMisplaced(js, &s))
 	found.Add(checkOrdering(js))
@@ -166,8 +167,8 @@ func checkPod(pod *jobset.Pod) finding.List {
 // with what it adds.
 func checkReserved(pod *jobset.Pod) finding.List {
 	var found finding.List
-	if i := slices.Index(pod.InitContainers, InitContainerName); i >= 0 {
-		found.Errorf(fmt.Sprintf("%s.initContainers[%d].name", pod.Path, i), "init container name %q is reserved by jobset-flux; rename yours", InitContainerName)
+	if i := slices.IndexFunc(pod.InitContainers, func(c jobset.Container) bool { return c.Name == InitContainerName }); i >= 0 {
+		found.Errorf(pod.InitContainers[i].Path+".name", "init container name %q is reserved by jobset-flux; rename yours", InitContainerName)
 	}
 	for i := range pod.Containers {
 		// Init and app containers share one namespace of names.

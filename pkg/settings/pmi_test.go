@@ -19,6 +19,12 @@ func resolveRunOptions(t *testing.T, config settings.Settings, runOptions string
 	if runOptions != "" {
 		js = js.Annotation("flux-framework.org/run-options", runOptions)
 	}
+	return resolveJobSet(t, config, js)
+}
+
+// resolveJobSet resolves js over config.
+func resolveJobSet(t *testing.T, config settings.Settings, js *jobsettest.JobSet) finding.List {
+	t.Helper()
 	rn, err := yaml.Parse(js.YAML())
 	if err != nil {
 		t.Fatal(err)

@@ -129,13 +129,14 @@ func envLayer(js *jobset.JobSet, wrapped []Wrapped) (Layer, finding.List) {
 	layer := Layer{Kind: FromEnv, Values: map[string]Raw{}}
 	for _, w := range wrapped {
 		c := js.ReplicatedJobs[w.Job].Pod.Containers[w.Container]
+		found.Add(checkEnvFromPrefix(&c))
 		for _, e := range c.Env {
 			name, ok := EnvNames[e.Name]
 			if !ok {
 				continue
 			}
 			if e.FromRef {
-				found.Errorf(e.Path, "%s must be a literal value: jobset-flux reads it at render time, so valueFrom cannot be resolved", e.Name)
+				found.Errorf(e.Path, "%s", NotLiteral(e.Name, "valueFrom"))
 				continue
 			}
 			if prev, seen := layer.Values[name]; seen && prev.Value != e.Value {

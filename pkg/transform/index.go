@@ -7,7 +7,9 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
 	"github.com/jobset-flux/jobset-flux/pkg/resourcelist"
 	"github.com/jobset-flux/jobset-flux/pkg/settings"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // isService reports whether an item is a v1 Service.
@@ -18,6 +20,12 @@ func isService(meta *resourcelist.Meta) bool {
 // isSecret reports whether an item is a v1 Secret.
 func isSecret(meta *resourcelist.Meta) bool {
 	return meta.Kind == "Secret" && meta.APIVersion == "v1"
+}
+
+// isUserConfigMap reports whether an item is a v1 ConfigMap that
+// jobset-flux did not make.
+func isUserConfigMap(meta *resourcelist.Meta) bool {
+	return meta.Kind == "ConfigMap" && meta.APIVersion == "v1" && meta.Label(plan.ManagedByLabel) != plan.ManagedByValue
 }
 
 // isSelected reports whether its metadata is of a JobSet marked for Flux.
@@ -119,6 +127,36 @@ func (ix *index) Secret(namespace, name string) *fn.KubeObject {
 // Claims are the objects that claim the subdomain in namespace.
 func (ix *index) Claims(namespace, subdomain string) []jobsetrender.Claim {
 	return ix.claims[namespace+"/"+subdomain]
+}
+
+// EnvKeys are the keys of the input's ConfigMap (data, binaryData) or
+// Secret (data, stringData) of namespace and name, read whole from the
+// source (survey asked it to give them again). A ConfigMap jobset-flux
+// made holds its scripts, never a setting's variable, and is not read.
+func (ix *index) EnvKeys(kind, namespace, name string) ([]string, bool) {
+	i, ok := ix.position(kind, namespace, name)
+	if !ok || kind == "ConfigMap" && !isUserConfigMap(ix.src.Metas()[i]) {
+		return nil, false
+	}
+	obj, err := ix.src.Item(i)
+	if err != nil {
+		return nil, false
+	}
+	fields := []string{"data", "binaryData"}
+	if kind == "Secret" {
+		fields = []string{"data", "stringData"}
+	}
+	var keys []string
+	for _, field := range fields {
+		m := yamltree.Get(yamltree.NodeOf(obj), field)
+		if m == nil || m.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			keys = append(keys, m.Content[j].Value)
+		}
+	}
+	return keys, true
 }
 
 func (ix *index) duplicate(namespace, name string) bool {

@@ -82,12 +82,14 @@ func (r *run) candidate(meta *resourcelist.Meta) bool {
 // (their selectors say whether a JobSet's subdomain is taken: newIndex)
 // and the orphan candidates (their digests say which are targets), and
 // tells the source which items the render pass asks for more than once:
-// those two, and the input's v1 Secrets (a JobSet may use one as its
-// CURVE Secret and read its certificate). Whether a candidate is an
-// orphan depends only on the input's JobSets, which the metadata say.
+// those two, the input's v1 Secrets (a JobSet may use one as its CURVE
+// Secret and read its certificate) and the ConfigMaps it did not make
+// (a JobSet's envFrom may name one, whose keys it reads). Whether a
+// candidate is an orphan depends only on the input's JobSets, which the
+// metadata say.
 func (r *run) survey() error {
 	for i, meta := range r.input {
-		if isSecret(meta) {
+		if isSecret(meta) || isUserConfigMap(meta) {
 			r.src.Again(i)
 		}
 		if !isService(meta) && !r.candidate(meta) {
