@@ -144,7 +144,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 		return opts, exitUsage
 	}
 	opts.paths = flags.Args()
-	if misplaced := flagAmong(flags, opts.paths); misplaced != "" {
+	if misplaced := flagAmong(flags, args, opts.paths); misplaced != "" {
 		fmt.Fprintf(stderr, "jobset-flux: %s is after an input: flags go before \"-\" and the files (the flags end at the first argument that is not a flag, so %s was taken for a file name)\n", misplaced, misplaced)
 		return opts, exitUsage
 	}
@@ -157,16 +157,23 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	return opts, -1
 }
 
-// flagAmong returns the first of paths that names a flag of flags
-// (-v, --config, --max-input=1Mi), or "".
-func flagAmong(flags *flag.FlagSet, paths []string) string {
+// flagAmong returns the first of paths, what is left of args once flags
+// parsed them, that names a flag of flags (-v, --config, --max-input=1Mi),
+// one the flag package reads without its being defined (-h, -help), or
+// --version, which run reads as a command before the flags; "" when none
+// does, or when args ended the flags with "--": the paths are then file
+// names on purpose.
+func flagAmong(flags *flag.FlagSet, args, paths []string) string {
+	if rest := len(args) - len(paths); rest > 0 && args[rest-1] == "--" {
+		return ""
+	}
 	for _, p := range paths {
 		name, ok := strings.CutPrefix(p, "-")
 		if !ok || name == "" {
 			continue
 		}
 		name, _, _ = strings.Cut(strings.TrimPrefix(name, "-"), "=")
-		if flags.Lookup(name) != nil {
+		if flags.Lookup(name) != nil || name == "h" || name == "help" || p == "--version" {
 			return p
 		}
 	}

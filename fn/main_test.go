@@ -373,15 +373,15 @@ func catalogue(t *testing.T) []hostileCase {
 		{name: "duplicate JobSets", extra: []string{badJobSet}, exit: 1, field: "metadata.name", phrase: "keep one"},
 		{name: "foreign ConfigMap of the generated name", extra: []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad-flux-entrypoint, namespace: default}\ndata: {a: b}\n"},
 			exit: 1, field: "metadata.name", phrase: "rename or remove it"},
-		{name: "curve Secret with bad base64", extra: []string{secretDoc("'not base64!'")}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not valid base64"},
-		{name: "curve Secret that is not a certificate", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte("hello\n")))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is not a valid Flux CURVE certificate"},
-		{name: "curve Secret with mismatched keys", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(mismatchedCert(t))))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "delete the Secret"},
+		{name: "curve Secret with bad base64", extra: []string{secretDoc("'not base64!'")}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data[curve.cert]", phrase: "is not valid base64"},
+		{name: "curve Secret that is not a certificate", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte("hello\n")))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data[curve.cert]", phrase: "is not a valid Flux CURVE certificate"},
+		{name: "curve Secret with mismatched keys", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(mismatchedCert(t))))}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data[curve.cert]", phrase: "delete the Secret"},
 		// Issue 14, point 9: the API server lets stringData win over data.
 		{name: "curve Secret whose stringData differs from a valid data", extra: []string{secretDoc(base64.StdEncoding.EncodeToString([]byte(validCert(t, "default/bad")))) + "stringData:\n  curve.cert: |\n" + indentBy(mismatchedCert(t), "    ")},
-			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData.curve.cert", phrase: "lets stringData win"},
+			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData[curve.cert]", phrase: "lets stringData win"},
 		{name: "curve Secret whose stringData is invalid", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\nstringData:\n  curve.cert: |\n    hello\n"},
-			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData.curve.cert", phrase: "is not a valid Flux CURVE certificate"},
-		{name: "curve Secret without the key", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\ndata: {other: YQ==}\n"}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data.curve.cert", phrase: "is missing"},
+			exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "stringData[curve.cert]", phrase: "is not a valid Flux CURVE certificate"},
+		{name: "curve Secret without the key", extra: []string{"apiVersion: v1\nkind: Secret\nmetadata: {name: bad-flux-curve, namespace: default}\ndata: {other: YQ==}\n"}, exit: 1, scope: scopeSecret, kind: "Secret", ref: "bad-flux-curve", field: "data[curve.cert]", phrase: "is missing"},
 
 		// The function config.
 		{name: "ConfigMap config with an unknown key", config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flux}\ndata: {tasks-per-nod: \"2\"}\n", exit: 1, scope: scopeConfig, kind: "ConfigMap", ref: "flux", field: "data.tasks-per-nod", phrase: `did you mean "tasks-per-node"`},

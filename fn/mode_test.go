@@ -142,20 +142,51 @@ func TestVerboseKeepsStdinMode(t *testing.T) {
 // TestFlagAfterInput: Go's flag parsing stops at the first argument
 // that is not a flag, "-" included, so a flag written after the inputs
 // would be read as an input file. The usage error says that flags come
-// before "-" and the files, and names the flag.
+// before "-" and the files, and names the flag: every flag, in every
+// spelling, after "-", a file or several (class 7: -h, -help, --help
+// and --version were taken for files and got a message about inputs).
 func TestFlagAfterInput(t *testing.T) {
 	m := newModeInputs(t)
-	for _, args := range [][]string{
-		{"-", "--config", m.config},
-		{"-", "-v"},
-		{"-", "--max-input=1Mi"},
-		{m.plainFile, "--key-seed-file", m.seed},
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-", "--config", m.config}, "--config"},
+		{[]string{"-", "-config=" + m.config}, "-config=" + m.config},
+		{[]string{"-", "-v"}, "-v"},
+		{[]string{"-", "--v=false"}, "--v=false"},
+		{[]string{"-", "--max-input=1Mi"}, "--max-input=1Mi"},
+		{[]string{"-", "-max-input", "1Mi"}, "-max-input"},
+		{[]string{"-", "--key-seed-file=" + m.seed}, "--key-seed-file=" + m.seed},
+		{[]string{m.plainFile, "--key-seed-file", m.seed}, "--key-seed-file"},
+		{[]string{m.plainFile, "-v"}, "-v"},
+		{[]string{m.plainFile, "--config", m.config}, "--config"},
+		{[]string{m.plainFile, "--max-input=1Mi"}, "--max-input=1Mi"},
+		{[]string{m.plainFile, m.listFile, "-v"}, "-v"},
+		{[]string{"-", "-h"}, "-h"},
+		{[]string{"-", "-help"}, "-help"},
+		{[]string{m.plainFile, "--help"}, "--help"},
+		{[]string{"-", "--version"}, "--version"},
 	} {
-		code, out, stderr := runFn(t, args, m.plain)
-		flag := args[1]
-		if code != exitUsage || out != "" || !strings.Contains(stderr, "flags go before") || !strings.Contains(stderr, flag) {
-			t.Errorf("%v: exit %d, stderr %q; want %d and that flags go before the inputs, naming %s", args, code, stderr, exitUsage, flag)
+		code, out, stderr := runFn(t, c.args, m.plain)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "flags go before") || !strings.Contains(stderr, c.flag+" is after an input") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and that flags go before the inputs, naming %s", c.args, code, stderr, exitUsage, c.flag)
 		}
+	}
+}
+
+// TestFlagNamedFileAfterDoubleDash: "--" ends the flags on purpose, so a
+// file named like a flag after it is rendered, not refused as a flag
+// after an input.
+func TestFlagNamedFileAfterDoubleDash(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "-v"), []byte(goodJobSet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, out, stderr := runFn(t, []string{"--", "-v"}, "")
+	if code != exitOK || !strings.Contains(out, "flux-installer") {
+		t.Errorf("jobset-flux -- -v: exit %d, stderr %q; want the file -v rendered", code, stderr)
 	}
 }
 

@@ -57,7 +57,8 @@ func (st *steps) ok(found finding.List) bool {
 
 // Render is the pipeline of one JobSet: read, resolve its settings over
 // config (the function config's), validate, derive the plan, generate
-// the files and the key, check the instance, render, summarize. It works
+// the files and the key, check the instance, render, check the sizes of
+// what was rendered, summarize. It works
 // on a copy of the JobSet, so nothing is half-applied: the copy replaces
 // the original only when every step succeeded.
 func (r *Renderer) Render(item *fn.KubeObject, config settings.Settings, nb Neighbours) (out Outcome) {
@@ -83,6 +84,9 @@ func (r *Renderer) Render(item *fn.KubeObject, config settings.Settings, nb Neig
 	edited, objects, err := render(rn, pl, gen, item.GetAnnotations())
 	if err != nil {
 		st.found.Errorf("", "cannot edit the JobSet: %v", err)
+		return out
+	}
+	if !st.ok(checkSizes(edited, objects)) {
 		return out
 	}
 	st.found = summarize(st.found, pl)

@@ -10,6 +10,7 @@ import (
 	"github.com/jobset-flux/jobset-flux/pkg/curve"
 	"github.com/jobset-flux/jobset-flux/pkg/finding"
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/yamltree"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -51,7 +52,7 @@ func (r *Renderer) certificate(pl *plan.Plan, existing *fn.KubeObject) (cert []b
 		// as shared as on the render that made it: the warning stays, so
 		// a render of its own output reports what the first one did.
 		r.warnNamespaceless(pl, &jobsetFound)
-		secretFound = checkSecret(existing)
+		secretFound = checkSecret(existing, pl.GenerateSecret)
 		return nil, jobsetFound, secretFound
 	}
 	if !pl.GenerateSecret {
@@ -87,31 +88,35 @@ func (r *Renderer) warnNamespaceless(pl *plan.Plan, found *finding.List) {
 	found.Warnf("metadata.namespace", "is not set, so the CURVE key is derived from the JobSet's name alone and every namespace this render is applied to shares it; set the namespace before jobset-flux runs (kustomize: namespace: in the kustomization that lists jobset-flux under transformers, whose builtin transformers run first) or set flux-framework.org/curve-secret")
 }
 
-// checkSecret validates a CURVE Secret found in the input. The API server
-// merges stringData over data, so the certificate the pods get is
-// stringData's when both hold one: that is the one checked, and the two
-// must agree (a valid data hid an invalid or foreign stringData).
-func checkSecret(s *fn.KubeObject) finding.List {
+// checkSecret validates a CURVE Secret found in the input: the one
+// jobset-flux generated (generated), kept from an earlier render, or the
+// one curve-secret names. The API server merges stringData over data, so
+// the certificate the pods get is stringData's when both hold one: that
+// is the one checked, and the two must agree (a valid data hid an
+// invalid or foreign stringData). Each message names the Secret, the
+// field and the fix for whose Secret it is (secretFix).
+func checkSecret(s *fn.KubeObject, generated bool) finding.List {
 	var found finding.List
-	fix := "fix it, or delete the Secret so that a new one is generated"
-	dataField, plainField := "data."+plan.CertKey, "stringData."+plan.CertKey
+	name := s.GetName()
+	fix := secretFix(s, generated)
+	dataField, plainField := yamltree.Key("data", plan.CertKey), yamltree.Key("stringData", plan.CertKey)
 	value, inData, dataErr := s.NestedString("data", plan.CertKey)
 	plain, inPlain, plainErr := s.NestedString("stringData", plan.CertKey)
 	var fromData []byte
 	switch {
 	case dataErr != nil:
-		found.Errorf(dataField, "must be a base64 string; %s", fix)
+		found.Errorf(dataField, "is not a string: the CURVE Secret %q must hold the certificate base64-encoded under %s; %s", name, dataField, fix)
 	case inData:
 		var err error
 		if fromData, err = base64.StdEncoding.DecodeString(value); err != nil {
-			found.Errorf(dataField, "is not valid base64; %s", fix)
+			found.Errorf(dataField, "is not valid base64: the CURVE Secret %q must hold the certificate base64-encoded under %s; %s", name, dataField, fix)
 		}
 	}
 	switch {
 	case plainErr != nil:
-		found.Errorf(plainField, "must be a string; %s", fix)
+		found.Errorf(plainField, "is not a string: the CURVE Secret %q may hold the certificate as text under %s; %s", name, plainField, fix)
 	case inPlain && inData && dataErr == nil && fromData != nil && plain != string(fromData):
-		found.Errorf(plainField, "differs from %s; the API server lets stringData win, so the pods would get this one: keep the certificate in %s only", dataField, dataField)
+		found.Errorf(plainField, "differs from %s in the CURVE Secret %q; the API server lets stringData win, so the pods would get this one: keep the certificate in %s only", dataField, name, dataField)
 	}
 	if found.HasErrors() {
 		return found
@@ -121,14 +126,31 @@ func checkSecret(s *fn.KubeObject) finding.List {
 	case inPlain:
 		field, cert = plainField, []byte(plain)
 	case !inData:
-		found.Errorf(dataField, "is missing: the Secret must hold the certificate under key %s; %s", plan.CertKey, fix)
+		found.Errorf(dataField, "is missing: the CURVE Secret %q must hold the certificate base64-encoded under %s; %s", name, dataField, fix)
 		return found
 	}
 	if _, _, err := curve.ParseCertificate(cert); err != nil {
 		// The parser's message never quotes the certificate.
-		found.Errorf(field, "is not a valid Flux CURVE certificate (%v); %s", err, fix)
+		found.Errorf(field, "is not a valid Flux CURVE certificate (%v) in the CURVE Secret %q; %s", err, name, fix)
 	}
 	return found
+}
+
+// secretFix is the fix for a CURVE Secret that holds no usable
+// certificate. Deleting the Secret makes the next render generate a new
+// one only when jobset-flux generates it: one named by curve-secret is
+// the user's, never generated or replaced, so it must be filled, or
+// curve-secret pointed elsewhere.
+func secretFix(s *fn.KubeObject, generated bool) string {
+	field := yamltree.Key("data", plan.CertKey)
+	if generated {
+		return fmt.Sprintf("put a valid certificate under %s, or delete the Secret %q from the input so that the next render generates a new one (with a new key, which every pod of the instance gets at once)", field, s.GetName())
+	}
+	keygen := "jobset-flux keygen --secret " + s.GetName()
+	if ns := s.GetNamespace(); ns != "" {
+		keygen += " --namespace " + ns
+	}
+	return fmt.Sprintf("the curve-secret setting (flux-framework.org/curve-secret, or the function config's) names this Secret, so jobset-flux never generates or replaces it: put a certificate under %s (`%s` writes a Secret holding a new one), or set curve-secret to a Secret that holds one", field, keygen)
 }
 
 // ErrSeedTooShort is returned for a seed below curve.MinSeedLen bytes.

@@ -40,13 +40,15 @@ func YAMLFiles(path string) ([]string, error) {
 	return files, nil
 }
 
-// Objects reads the objects of a multi-document YAML file; name says
-// which in an error.
+// Objects reads the objects of a multi-document YAML file, each List
+// document as its items (unwrapLists); name says which in an error.
 func Objects(name string, data []byte) (fn.KubeObjects, error) {
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
+	r := &kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}
+	nodes, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	nodes = unwrapLists(r, nodes)
 	for _, n := range nodes {
 		// As Parse does: {a} must not come out as an empty string.
 		yamltree.SpellEmptyNulls(n.YNode())

@@ -56,6 +56,9 @@ type index struct {
 	src       resourcelist.Source
 	// claims are by namespace/subdomain.
 	claims map[string][]jobsetrender.Claim
+	// err is the first error of the source while a render asked for a
+	// Secret: the render loop returns it (failed).
+	err error
 }
 
 func key(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
@@ -110,8 +113,11 @@ func (ix *index) ConfigMap(namespace, name string) (exists, managed bool) {
 // Secret is the input's Secret of namespace and name, whole, or nil:
 // the function never generates a Secret where the input holds one
 // (jobsetrender keeps an existing CURVE Secret), so it is the source's.
-// A Secret the source cannot give again is reported by the loop, which
-// takes every item.
+// A Secret the source cannot give (a streamed item that reads otherwise
+// alone, resourcelist.ErrUnsafe) is kept in err for the loop to return:
+// the render would take it for absent and generate one in its place,
+// which the loop then takes instead of the input's, so the input's
+// Secret would be neither checked nor read again.
 func (ix *index) Secret(namespace, name string) *fn.KubeObject {
 	i, ok := ix.position("Secret", namespace, name)
 	if !ok {
@@ -119,6 +125,9 @@ func (ix *index) Secret(namespace, name string) *fn.KubeObject {
 	}
 	obj, err := ix.src.Item(i)
 	if err != nil {
+		if ix.err == nil {
+			ix.err = err
+		}
 		return nil
 	}
 	return obj

@@ -63,11 +63,11 @@ func selected(item *fn.KubeObject, reports *[]jobsetrender.Report) bool {
 
 // checkList refuses a v1 List item that holds a JobSet marked for Flux:
 // in a ResourceList the function renders items, not the items of an
-// item, so that JobSet would pass unrendered with exit 0. kustomize, kpt
-// and plain-file mode read a List in a file as its items; a List in a
-// ResourceList comes from a generator or a hand-written list, whose
-// author can write its items as items. A List without such a JobSet
-// passes as it is.
+// item, so that JobSet would pass unrendered with exit 0. kustomize and
+// plain mode read every List of a file as its items, kpt only a List
+// alone in its file; a List in a ResourceList comes from a kpt file that
+// holds more, a generator or a hand-written list, whose author can write
+// its items as items. A List without such a JobSet passes as it is.
 func checkList(item *fn.KubeObject, reports *[]jobsetrender.Report) bool {
 	if item.GetKind() != "List" || item.GetAPIVersion() != "v1" {
 		return true
@@ -78,7 +78,7 @@ func checkList(item *fn.KubeObject, reports *[]jobsetrender.Report) bool {
 	}
 	js := inner[firstMarked(inner)]
 	var found finding.List
-	found.Errorf("items", "holds the JobSet %q marked for Flux, which jobset-flux renders only as an item of the ResourceList of its own: write the List's items as items of the list (kustomize, kpt and plain-file mode already read a List in a file that way), or render the file with jobset-flux FILE", js.GetName())
+	found.Errorf("items", "holds the JobSet %q marked for Flux, which jobset-flux renders only as an item of the ResourceList itself: emit the List's items as items (in a kpt package, give the List a file of its own, since kpt reads a List as its items only when it is its file's only document, or write its items as documents of the file; from a generator or another function, emit the items, not a List), or render the file in plain mode (jobset-flux FILE, or - for stdin), which reads every List document as its items", js.GetName())
 	*reports = append(*reports, jobsetrender.Report{Obj: item, Found: found})
 	return false
 }

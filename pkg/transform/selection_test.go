@@ -42,8 +42,10 @@ func TestUnselectedJobSetAnnotations(t *testing.T) {
 }
 
 // TestListItemHoldingMarkedJobSet: class 6, a JobSet marked for Flux inside a v1 List
-// item of a ResourceList is refused at the List's items, naming the fix,
-// and the List is left as it was; a List without one passes.
+// item of a ResourceList is refused at the List's items, naming a fix
+// that works (class 7: it named plain-file mode and kpt, which both left
+// a List next to other documents as it was), and the List is left as it
+// was; a List without one passes.
 func TestListItemHoldingMarkedJobSet(t *testing.T) {
 	p := hProcessor(t)
 	js := hJobSet{namespace: "ns", ann: map[string]string{"flux-framework.org/enabled": "true"}}.object()
@@ -53,8 +55,13 @@ func TestListItemHoldingMarkedJobSet(t *testing.T) {
 	if err != nil || ok {
 		t.Fatalf("a List holding a Flux JobSet passed (%v):\n%s", err, hDump(rl))
 	}
-	if errs := w4Messages(rl, fn.Error); !strings.Contains(errs, "items: holds the JobSet") || !strings.Contains(errs, "write the List's items as items") {
-		t.Errorf("the error does not name the field and the fix:\n%s", errs)
+	// The advice must work where the List came from: kpt unwraps a List
+	// only alone in its file, and plain mode unwraps it anywhere.
+	errs := w4Messages(rl, fn.Error)
+	for _, want := range []string{"items: holds the JobSet", "emit the List's items as items", "give the List a file of its own", "only when it is its file's only document", "jobset-flux FILE, or - for stdin"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("the error does not say %q:\n%s", want, errs)
+		}
 	}
 	if len(rl.Items) != 1 || rl.Items[0].GetKind() != "List" {
 		t.Errorf("the refused List was changed:\n%s", hDump(rl))

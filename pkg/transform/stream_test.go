@@ -252,3 +252,28 @@ func ctListF(f *testing.F, file string) string {
 	}
 	return b.String()
 }
+
+// TestStreamUnreadableSecretFallsBack: class 7, a Secret of the name a
+// JobSet's CURVE Secret takes that the streaming source cannot give (it
+// reads otherwise alone: here the list's kind follows its items, so the
+// last item alone repeats the key) makes the streamed render fail with
+// resourcelist.ErrUnsafe, so that the list is parsed whole. It was taken
+// for absent: a new Secret was generated in its place, and the input's
+// was neither checked nor written.
+func TestStreamUnreadableSecretFallsBack(t *testing.T) {
+	secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "js-flux-curve", "namespace": "ns"},
+		"data": map[string]any{"other": "YQ=="}}
+	in := hList(t, nil, hJobSet{namespace: "ns", ann: map[string]string{"flux-framework.org/enabled": "true"}}.object(), secret)
+	src, err := resourcelist.ParseLazy(in, transform.Keeps)
+	if err != nil {
+		t.Skipf("not streamed at all: %v", err)
+	}
+	sink := resourcelist.NewSpoolSink(nil)
+	defer sink.Release()
+	if _, ok, err := hProcessor(t).Render(src, sink); !errors.Is(err, resourcelist.ErrUnsafe) {
+		t.Fatalf("Render = ok %v, %v; want resourcelist.ErrUnsafe", ok, err)
+	}
+	if _, ok, _ := stWhole(t, in); ok {
+		t.Errorf("the whole parse rendered a JobSet whose CURVE Secret has no certificate")
+	}
+}

@@ -100,6 +100,9 @@ func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep
 			}
 		} else {
 			out := p.jobsets.Render(item, config, index)
+			if index.err != nil {
+				return r.results(), false, index.err
+			}
 			reports = append(reports, out.Reports...)
 			if !out.Failed() {
 				finished = out.JobSet
