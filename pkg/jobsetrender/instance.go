@@ -35,6 +35,9 @@ type Neighbours interface {
 	// namespace and name, and whether jobset-flux made it (its
 	// managed-by label).
 	ConfigMap(namespace, name string) (exists, managed bool)
+	// NetworkPolicy is ConfigMap for a networking.k8s.io/v1
+	// NetworkPolicy.
+	NetworkPolicy(namespace, name string) (exists, managed bool)
 	// Secret is the list's v1 Secret of namespace and name, whole, or
 	// nil.
 	Secret(namespace, name string) *fn.KubeObject

@@ -112,6 +112,12 @@ func (r *Renderer) generate(pl *plan.Plan, nb Neighbours) (generated, finding.Li
 	if exists, managed := nb.ConfigMap(pl.Namespace, pl.ConfigMapName); exists && !managed {
 		found.Errorf("metadata.name", "the ConfigMap %q that jobset-flux generates for this JobSet already exists and was not made by jobset-flux (no %s=%s label); rename or remove it", pl.ConfigMapName, plan.ManagedByLabel, plan.ManagedByValue)
 	}
+	if pl.Settings.NetworkPolicy {
+		name := NetworkPolicyName(pl.Name)
+		if exists, managed := nb.NetworkPolicy(pl.Namespace, name); exists && !managed {
+			found.Errorf("metadata.name", "the NetworkPolicy %q that jobset-flux generates for this JobSet (network-policy is \"true\") already exists and was not made by jobset-flux (no %s=%s label); rename or remove it, or leave network-policy unset and keep your own", name, plan.ManagedByLabel, plan.ManagedByValue)
+		}
+	}
 	existing := nb.Secret(pl.Namespace, pl.SecretName)
 	cert, f, secretFound := r.certificate(pl, existing)
 	found.Add(f)

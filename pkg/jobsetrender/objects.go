@@ -79,12 +79,18 @@ func secret(p *plan.Plan, cert []byte, jobsetAnnotations map[string]string) *fn.
 }
 
 // object is a core (v1) object of kind with metadata and the fields that
-// follow it, quoted as YAML 1.1 readers need. The ConfigMap's files are
-// literal blocks, but for a text no block can hold (a setup script whose
-// first line starts with a tab), which is double-quoted.
+// follow it, as build writes it.
 func object(kind string, metadata *yaml.Node, fields ...yamltree.Pair) *fn.KubeObject {
+	return build("v1", kind, metadata, fields...)
+}
+
+// build is an object of apiVersion and kind with metadata and the fields
+// that follow it, quoted as YAML 1.1 readers need. The ConfigMap's files
+// are literal blocks, but for a text no block can hold (a setup script
+// whose first line starts with a tab), which is double-quoted.
+func build(apiVersion, kind string, metadata *yaml.Node, fields ...yamltree.Pair) *fn.KubeObject {
 	n := yamltree.Map(append([]yamltree.Pair{
-		yamltree.KV("apiVersion", yamltree.String("v1")),
+		yamltree.KV("apiVersion", yamltree.String(apiVersion)),
 		yamltree.KV("kind", yamltree.String(kind)),
 		yamltree.KV("metadata", metadata),
 	}, fields...)...)

@@ -11,8 +11,8 @@ import (
 )
 
 // render is the last step of the pipeline: it edits the JobSet's YAML
-// nodes as the plan says (editJobSet) and builds the ConfigMap and
-// Secret generated for it, all quoted as YAML 1.1 readers need, every
+// nodes as the plan says (editJobSet) and builds the ConfigMap, Secret
+// and NetworkPolicy generated for it, all quoted as YAML 1.1 readers need, every
 // block scalar one that reads back (yamltree.SafeBlockStyles), each
 // generated object with the digest of what was written (stampDigest).
 // The generated objects take their file placement from the JobSet's
@@ -30,6 +30,9 @@ func render(rn *yaml.RNode, pl *plan.Plan, gen generated, annotations map[string
 	objects := []*fn.KubeObject{configMap(pl, gen.files, annotations)}
 	if gen.cert != nil {
 		objects = append(objects, secret(pl, gen.cert, annotations))
+	}
+	if pl.Settings.NetworkPolicy {
+		objects = append(objects, networkPolicy(pl, annotations))
 	}
 	for _, obj := range objects {
 		stampDigest(obj)

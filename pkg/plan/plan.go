@@ -77,11 +77,18 @@ const (
 	ManagedByLabel    = "app.kubernetes.io/managed-by"
 	ManagedByValue    = "jobset-flux"
 	JobSetLabel       = "flux-framework.org/jobset"
-	// DigestAnnotation is recorded on every generated ConfigMap and
-	// Secret: the digest of the object as the function wrote it. Only an
-	// object whose digest still matches is ever removed.
+	// DigestAnnotation is recorded on every generated object: the
+	// digest of the object as the function wrote it. Only an object
+	// whose digest still matches is ever removed.
 	DigestAnnotation = "jobset-flux.flux-framework.org/digest"
 )
+
+// NetworkPolicySuffix names the NetworkPolicy the network-policy setting
+// generates. Not the ConfigMap's name, though the kinds differ: prune
+// keeps an object while any value of the output equals its name, and the
+// JobSet's volume names the ConfigMap, so a policy of that name would
+// outlive the setting that asked for it.
+const NetworkPolicySuffix = "-flux-network"
 
 // ReservedVolumes are the volume names the function owns in a pod template.
 var ReservedVolumes = []string{InstallVolume, SoftwareVolume, ViewVolume, ConfigVolume, CurveVolume, ShmVolume}

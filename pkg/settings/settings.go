@@ -12,6 +12,11 @@ const AnnotationPrefix = "flux-framework.org/"
 // EnabledAnnotation selects a JobSet for the transform when "true".
 const EnabledAnnotation = AnnotationPrefix + "enabled"
 
+// NetworkPolicyAnnotation is the network-policy setting's annotation.
+// Whether a JobSet still wants the NetworkPolicy generated for it is read
+// from its metadata alone, before any JobSet is rendered (prune).
+const NetworkPolicyAnnotation = AnnotationPrefix + "network-policy"
+
 // Settings are the resolved values for one JobSet. Zero values of the
 // fields documented as "derived" mean the plan derives them from the pod.
 type Settings struct {
@@ -30,9 +35,12 @@ type Settings struct {
 	CoresPerNode int
 	// GPUsPerNode: nil means derived per replicatedJob from the wrapped
 	// container's resources.
-	GPUsPerNode    *int
-	NetworkDevice  string
-	Port           int
+	GPUsPerNode   *int
+	NetworkDevice string
+	Port          int
+	// NetworkPolicy generates a NetworkPolicy that lets the instance's
+	// pods, and only them, talk to each other.
+	NetworkPolicy  bool
 	QueuePolicy    string
 	ConnectTimeout string
 	// StartTimeout is how long, in seconds, the brokers wait for the

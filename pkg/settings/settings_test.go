@@ -152,6 +152,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"true", "false"},
 			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "": `"true" or "false"`},
 		},
+		"network-policy": {
+			good: []string{"true", "false"},
+			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "": `"true" or "false"`},
+		},
 		"run-options": {
 			good: []string{"", "-o pmi=pmix", "--exclusive", "-o cpu-affinity=per-task -o gpu-affinity=per-task", "--setattr=a.b=c", "-S user.duration=1", "-opmi=pmix", "-o=pmi=pmix", "-ux", "-vopmi=pmix", "--env=A=1 -l"},
 			bad: map[string]string{

@@ -98,6 +98,13 @@ var table = []Setting{
 		Default: "8050",
 		Doc:     "TBON port",
 		rule:    numberRule(func(s *Settings) *int { return &s.Port }, 1, 65535)},
+	{Name: "network-policy", Field: "networkPolicy", Type: Boolean,
+		// Opt-in: a namespace without a default-deny policy needs none,
+		// and a cluster whose network plugin ignores NetworkPolicies
+		// would only gain an object that promises isolation it lacks.
+		Default: "false",
+		Doc:     "`\"true\"`: also generate a NetworkPolicy `<jobset>-flux-network` that lets the instance's pods reach each other on every port (TBON, MPI, the jobs' own) and nothing else reach them or be reached by them, for namespaces that deny traffic by default; it opens no DNS, which the namespace's own policy must allow (see Security)",
+		rule:    flagRule(func(s *Settings) *bool { return &s.NetworkPolicy })},
 	{Name: "queue-policy", Field: "queuePolicy", Type: String, Env: "FLUX_QUEUE_POLICY",
 		Default: "fcfs",
 		Doc:     "`fcfs`, `easy`, `conservative`, `hybrid`",

@@ -28,6 +28,19 @@ func isUserConfigMap(meta *resourcelist.Meta) bool {
 	return meta.Kind == "ConfigMap" && meta.APIVersion == "v1" && meta.Label(plan.ManagedByLabel) != plan.ManagedByValue
 }
 
+// isGeneratedKind reports whether an item is of a kind and version the
+// function generates, whose object of the same namespace and name a
+// generated one replaces.
+func isGeneratedKind(meta *resourcelist.Meta) bool {
+	switch meta.Kind {
+	case "ConfigMap", "Secret":
+		return meta.APIVersion == "v1"
+	case jobsetrender.NetworkPolicyKind:
+		return meta.APIVersion == jobsetrender.NetworkPolicyAPIVersion
+	}
+	return false
+}
+
 // isSelected reports whether its metadata is of a JobSet marked for Flux.
 func isSelected(meta *resourcelist.Meta) bool {
 	return meta.Kind == jobset.Kind && meta.Annotation(settings.EnabledAnnotation) == "true"
@@ -43,10 +56,10 @@ func isOwner(meta *resourcelist.Meta) bool {
 }
 
 // index is what a JobSet's render reads of the rest of the list
-// (jobsetrender.Neighbours): the input's ConfigMaps and Secrets by kind,
-// namespace and name, at their positions in the list, the subdomains
-// the input claims, and the input's JobSets selected for Flux counted by
-// namespace and name. What stands at a position changes as the loop goes
+// (jobsetrender.Neighbours): the input's objects of the kinds the
+// function generates (isGeneratedKind) by kind, namespace and name, at
+// their positions in the list, the subdomains the input claims, and the
+// input's JobSets selected for Flux counted by namespace and name. What stands at a position changes as the loop goes
 // on (a generated object replaces the input's): the index reads the
 // run's output table and its whole items.
 type index struct {
@@ -71,12 +84,10 @@ func key(kind, namespace, name string) string { return kind + "/" + namespace + 
 func newIndex(src resourcelist.Source, input []*resourcelist.Meta, out *[]*resourcelist.Meta, selectors map[int]string) *index {
 	ix := &index{positions: map[string]int{}, jobsets: map[string]int{}, out: out, src: src, claims: map[string][]jobsetrender.Claim{}}
 	for i, it := range input {
-		switch it.Kind {
-		case "ConfigMap", "Secret":
-			if it.APIVersion == "v1" {
-				ix.positions[key(it.Kind, it.Namespace, it.Name)] = i
-			}
-		case jobset.Kind:
+		switch {
+		case isGeneratedKind(it):
+			ix.positions[key(it.Kind, it.Namespace, it.Name)] = i
+		case it.Kind == jobset.Kind:
 			if it.APIVersion == jobset.APIVersion && it.Annotation(settings.EnabledAnnotation) == "true" && !it.LocalConfig() {
 				ix.jobsets[key(jobset.Kind, it.Namespace, it.Name)]++
 			}
@@ -93,8 +104,8 @@ func newIndex(src resourcelist.Source, input []*resourcelist.Meta, out *[]*resou
 	return ix
 }
 
-// position is where the input holds a v1 object of kind (a ConfigMap or
-// a Secret), namespace and name.
+// position is where the input holds an object of kind (one
+// isGeneratedKind accepts), namespace and name.
 func (ix *index) position(kind, namespace, name string) (int, bool) {
 	i, ok := ix.positions[key(kind, namespace, name)]
 	return i, ok
@@ -103,7 +114,18 @@ func (ix *index) position(kind, namespace, name string) (int, bool) {
 // ConfigMap reports whether a ConfigMap stands where the input holds
 // one of namespace and name, and whether jobset-flux made it.
 func (ix *index) ConfigMap(namespace, name string) (exists, managed bool) {
-	i, ok := ix.position("ConfigMap", namespace, name)
+	return ix.standing("ConfigMap", namespace, name)
+}
+
+// NetworkPolicy is ConfigMap for a NetworkPolicy.
+func (ix *index) NetworkPolicy(namespace, name string) (exists, managed bool) {
+	return ix.standing(jobsetrender.NetworkPolicyKind, namespace, name)
+}
+
+// standing reports whether an object of kind stands where the input
+// holds one of namespace and name, and whether jobset-flux made it.
+func (ix *index) standing(kind, namespace, name string) (exists, managed bool) {
+	i, ok := ix.position(kind, namespace, name)
 	if !ok || (*ix.out)[i] == nil {
 		return false, false
 	}

@@ -12,11 +12,16 @@ import (
 )
 
 // pruneVerdict says what becomes of an orphan: an info when it is
-// removed, else a warning that says why it stays.
-func pruneVerdict(item *fn.KubeObject, meta *resourcelist.Meta, ref reference, referenced bool) finding.List {
+// removed, else a warning that says why it stays. ownerHere: its JobSet
+// is in the input, and only its network-policy changed.
+func pruneVerdict(item *fn.KubeObject, meta *resourcelist.Meta, ownerHere bool, ref reference, referenced bool) finding.List {
 	owner, _ := generatedFor(meta)
-	orphan := fmt.Sprintf("jobset-flux generated this %s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", meta.Kind, finding.Quote(owner), settings.EnabledAnnotation)
-	labelled := fmt.Sprintf("kept: it is labelled %s=%s for JobSet %s, which is no longer in the input or no longer has %s: \"true\"", plan.ManagedByLabel, plan.ManagedByValue, finding.Quote(owner), settings.EnabledAnnotation)
+	gone := fmt.Sprintf("JobSet %s, which is no longer in the input or no longer has %s: \"true\"", finding.Quote(owner), settings.EnabledAnnotation)
+	if ownerHere {
+		gone = fmt.Sprintf("JobSet %s, whose network-policy setting is no longer \"true\"", finding.Quote(owner))
+	}
+	orphan := fmt.Sprintf("jobset-flux generated this %s for %s", meta.Kind, gone)
+	labelled := fmt.Sprintf("kept: it is labelled %s=%s for %s", plan.ManagedByLabel, plan.ManagedByValue, gone)
 	digestPath := "metadata.annotations[" + plan.DigestAnnotation + "]"
 	var found finding.List
 	recorded, matches := jobsetrender.DigestMatches(item)
@@ -33,18 +38,14 @@ func pruneVerdict(item *fn.KubeObject, meta *resourcelist.Meta, ref reference, r
 	return found
 }
 
-// generatedFor returns the JobSet a ConfigMap or Secret is labelled as
-// generated for. The labels only make it a candidate: a user can write
-// them too, so prune decides by the digest.
+// generatedFor returns the JobSet an object of a kind the function
+// generates is labelled as generated for. The labels only make it a
+// candidate: a user can write them too, so prune decides by the digest.
 func generatedFor(meta *resourcelist.Meta) (string, bool) {
 	labels := meta.Labels()
 	owner := labels[plan.JobSetLabel]
-	if owner == "" || labels[plan.ManagedByLabel] != plan.ManagedByValue || meta.APIVersion != "v1" || meta.LocalConfig() {
+	if owner == "" || labels[plan.ManagedByLabel] != plan.ManagedByValue || !isGeneratedKind(meta) || meta.LocalConfig() {
 		return "", false
 	}
-	switch meta.Kind {
-	case "ConfigMap", "Secret":
-		return owner, true
-	}
-	return "", false
+	return owner, true
 }

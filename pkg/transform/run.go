@@ -18,13 +18,13 @@ import (
 // those the function reads of an item other than when it has it whole.
 // prune reads the Flux annotation, local-config and the generated-for
 // labels; withPlacement, uniquePaths and results the placement
-// annotations. Sources are made with it (resourcelist.NewWhole,
-// resourcelist.ParseLazy).
+// annotations; wantPolicies the network-policy annotation. Sources are
+// made with it (resourcelist.NewWhole, resourcelist.ParseLazy).
 func Keeps(field, key string) bool {
 	if field == "labels" {
 		return key == plan.ManagedByLabel || key == plan.JobSetLabel
 	}
-	return key == settings.EnabledAnnotation || key == fn.KptLocalConfig || jobsetrender.IsPlacement(key)
+	return key == settings.EnabledAnnotation || key == settings.NetworkPolicyAnnotation || key == fn.KptLocalConfig || jobsetrender.IsPlacement(key)
 }
 
 // run is one Render, in two passes over the source: the index pass
@@ -51,6 +51,8 @@ type run struct {
 	placed map[int]*fn.KubeObject
 
 	owners    map[string]bool   // namespace/name of the JobSets that own generated objects
+	policies  map[string]bool   // of the owners, those that ask for a NetworkPolicy (wantPolicies)
+	rendered  map[string]bool   // of the owners, those rendered without an error
 	selectors map[int]string    // by position: the JobSet a v1 Service's selector picks
 	targets   []target          // orphans prune may remove, if nothing names them
 	refs      map[int]reference // by target position: the first item that names it
@@ -62,6 +64,7 @@ func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.M
 	input := src.Metas()
 	r := &run{src: src, sink: sink, rc: resourcelist.NewMetaReader(keep), input: input,
 		out: slices.Clone(input), placed: map[int]*fn.KubeObject{}, owners: map[string]bool{},
+		policies: map[string]bool{}, rendered: map[string]bool{},
 		selectors: map[int]string{}, refs: map[int]reference{}}
 	for _, meta := range input {
 		if isOwner(meta) {
@@ -72,10 +75,30 @@ func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.M
 }
 
 // candidate reports whether an item is labelled as generated for a
-// JobSet that is not in the input: an orphan prune looks at.
+// JobSet that no longer asks for it: an orphan prune looks at. That is a
+// JobSet not in the input, or, for a NetworkPolicy, one whose
+// network-policy is no longer "true".
 func (r *run) candidate(meta *resourcelist.Meta) bool {
 	owner, generated := generatedFor(meta)
-	return generated && !r.owners[meta.Namespace+"/"+owner]
+	if !generated {
+		return false
+	}
+	id := meta.Namespace + "/" + owner
+	return !r.owners[id] || meta.Kind == jobsetrender.NetworkPolicyKind && !r.policies[id]
+}
+
+// wantPolicies notes which owners ask for a NetworkPolicy: by their
+// annotation, else by the function config (the setting has no
+// environment variable). It is known before any JobSet is rendered, as
+// candidate needs: an annotation neither "true" nor "false" fails its
+// JobSet's render, and prune then keeps what that JobSet had.
+func (r *run) wantPolicies(config settings.Settings) {
+	for _, meta := range r.input {
+		if isOwner(meta) {
+			value, set := meta.Annotations()[settings.NetworkPolicyAnnotation]
+			r.policies[meta.Namespace+"/"+meta.Name] = value == "true" || !set && config.NetworkPolicy
+		}
+	}
 }
 
 // survey is the index pass: it reads whole the input's v1 Services
@@ -221,10 +244,13 @@ func (r *run) passThrough() error {
 	return r.src.Finish()
 }
 
-// prune removes the ConfigMaps and Secrets the function generated
-// for JobSets that are no longer in the input, or no longer annotated for
-// Flux. kpt writes generated objects into the package, so without this a
-// renamed or removed JobSet would leave its old files behind for good.
+// prune removes the ConfigMaps, Secrets and NetworkPolicies the
+// function generated for JobSets that are no longer in the input, or no
+// longer annotated for Flux, and the NetworkPolicy of a JobSet whose
+// network-policy is no longer "true" once that JobSet rendered (a JobSet
+// with an error is left as it was, and so is its policy). kpt writes
+// generated objects into the package, so without this a renamed or
+// removed JobSet would leave its old files behind for good.
 //
 // An object is removed only when the function can prove it wrote that
 // exact object and that nothing still needs it: it carries the digest the
@@ -249,8 +275,14 @@ func (r *run) prune(config *fn.KubeObject) error {
 		// As in the loop: a block scalar no reader can read must not be
 		// written back.
 		yamltree.SafeBlockStyles(yamltree.NodeOf(obj))
+		owner, _ := generatedFor(meta)
+		id := meta.Namespace + "/" + owner
+		if r.owners[id] && !r.rendered[id] {
+			r.sink.Put(at, meta, obj)
+			continue
+		}
 		ref, referenced := r.refs[at]
-		found := pruneVerdict(obj, meta, ref, referenced)
+		found := pruneVerdict(obj, meta, r.owners[id], ref, referenced)
 		r.findings = append(r.findings, settled{meta, found})
 		if found[0].Severity == finding.Info {
 			r.out[at] = nil

@@ -78,6 +78,7 @@ func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep
 	if found.HasErrors() {
 		return r.results(), false, r.passThrough()
 	}
+	r.wantPolicies(config)
 	if err := r.survey(); err != nil {
 		return r.results(), false, err
 	}
@@ -107,6 +108,7 @@ func (p *Processor) render(src resourcelist.Source, sink resourcelist.Sink, keep
 			if !out.Failed() {
 				finished = out.JobSet
 				r.place(out.Generated, i, index)
+				r.rendered[r.input[i].Namespace+"/"+r.input[i].Name] = true
 			}
 		}
 		r.done(i, item, finished, reports)

@@ -11,11 +11,12 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
-// TestRenderedObjectsAreTyped decodes every JobSet, ConfigMap and Secret
-// of the golden outputs into the typed API objects, refusing unknown
+// TestRenderedObjectsAreTyped decodes every JobSet, ConfigMap, Secret and
+// NetworkPolicy of the golden outputs into the typed API objects, refusing unknown
 // fields, so a misspelled or misplaced field in what the function writes
 // fails here. For rendered JobSets it also reads, through the types, the
 // fields Flux depends on.
@@ -51,6 +52,8 @@ func TestRenderedObjectsAreTyped(t *testing.T) {
 				target = &corev1.ConfigMap{}
 			case item.GetKind() == "Secret":
 				target = &corev1.Secret{}
+			case item.GetKind() == "NetworkPolicy":
+				target = &networkingv1.NetworkPolicy{}
 			default:
 				t.Errorf("%s: the function made a %s", f, item.GetKind())
 				continue

@@ -15,13 +15,16 @@ import (
 
 	"github.com/argoproj/argo-cd/v3/util/lua"
 	"github.com/argoproj/gitops-engine/pkg/cache"
-	"github.com/argoproj/gitops-engine/pkg/engine"
 	"github.com/argoproj/gitops-engine/pkg/sync"
 	"github.com/argoproj/gitops-engine/pkg/sync/common"
+	"github.com/argoproj/gitops-engine/pkg/utils/kube"
+	"github.com/argoproj/gitops-engine/pkg/utils/tracing"
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/yaml"
 )
 
@@ -185,32 +188,65 @@ func (r syncResult) order(kind, name string) (int, bool) {
 }
 
 // argoSync syncs objs into ns as Argo CD's application controller does:
-// gitops-engine's engine over a cluster cache of the namespace, with the
-// JobSet health check of deploy/argocd run by Argo CD's Lua VM, so a
-// multi-step sync waits for a JobSet to Complete. It gives up after
-// timeout.
+// every pass reads the live objects from a cluster cache of the
+// namespace, reconciles them with objs and runs one step of
+// gitops-engine's sync context, carrying the operation's state from the
+// pass before (the controller's loop: a sync context of its own keeps the
+// live objects it started with, so it never sees a created object become
+// healthy). The JobSet health check of deploy/argocd runs in Argo CD's
+// Lua VM, so a multi-step sync waits for a JobSet to Complete. It gives
+// up after timeout.
 func argoSync(t *testing.T, c *syncCluster, ns string, objs []*unstructured.Unstructured, timeout time.Duration) syncResult {
 	t.Helper()
 	overrides := healthOverrides(t, patchedArgoCDConfigMap(t))
+	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(0)))
 	clusterCache := cache.NewClusterCache(c.config,
 		cache.SetNamespaces([]string{ns}),
+		cache.SetLogr(log),
 		cache.SetPopulateResourceInfoHandler(func(un *unstructured.Unstructured, _ bool) (any, bool) {
 			mark := un.GetLabels()[syncMark]
 			return mark, mark != ""
 		}),
 	)
-	e := engine.NewEngine(c.config, clusterCache)
-	stop, err := e.Run()
-	if err != nil {
-		t.Fatalf("gitops-engine: %v", err)
+	if err := clusterCache.EnsureSynced(); err != nil {
+		t.Fatalf("gitops-engine cluster cache: %v", err)
 	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
+	defer clusterCache.Invalidate()
+	kubectl := &kube.KubectlCmd{Log: log, Tracer: tracing.NopTracer{}}
+	isManaged := func(r *cache.Resource) bool { return r.Info == ns }
 	start := time.Now()
-	results, err := e.Sync(ctx, objs, func(r *cache.Resource) bool { return r.Info == ns }, "rev1", ns,
-		sync.WithHealthOverride(lua.ResourceHealthOverrides(overrides)))
-	return syncResult{err: err, results: results, took: time.Since(start)}
+	var (
+		phase   common.OperationPhase
+		message string
+		results []common.ResourceSyncResult
+	)
+	startedAt := metav1.Now()
+	for {
+		live, err := clusterCache.GetManagedLiveObjs(objs, isManaged)
+		if err != nil {
+			return syncResult{err: err, results: results, took: time.Since(start)}
+		}
+		reconciled := sync.Reconcile(objs, live, ns, clusterCache)
+		syncCtx, cleanup, err := sync.NewSyncContext("rev1", reconciled, c.config, c.config, kubectl, ns, clusterCache.GetOpenAPISchema(),
+			sync.WithLogr(log), sync.WithHealthOverride(lua.ResourceHealthOverrides(overrides)),
+			sync.WithInitialState(phase, message, results, startedAt))
+		if err != nil {
+			return syncResult{err: err, took: time.Since(start)}
+		}
+		syncCtx.Sync()
+		phase, message, results = syncCtx.GetState()
+		cleanup()
+		if phase.Completed() {
+			if phase != common.OperationSucceeded {
+				err = fmt.Errorf("sync %s: %s", phase, message)
+			}
+			return syncResult{err: err, results: results, took: time.Since(start)}
+		}
+		if time.Since(start) > timeout {
+			return syncResult{err: fmt.Errorf("still %s after %s: %s", phase, timeout, message), results: results, took: time.Since(start)}
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // TestClusterSyncWaveAndHook: Argo CD's own sync (gitops-engine, with the
