@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +12,9 @@ import (
 // (hack/kube/netpol.sh, kube-router), so a namespace whose policy denies
 // every flow but DNS is what a shared cluster gives a tenant. There the
 // brokers cannot reach each other's TBON port and the instance never
-// forms: the start deadline must end it, truthfully, and a policy that
-// lets the instance's own pods reach that port, and only them, must be
-// enough for it to Complete.
-
-// brokerPort is the TBON port the render uses by default (setting port).
-const brokerPort = 8050
+// forms: the start deadline must end it, truthfully, and the policy the
+// render writes with network-policy, which lets the instance's own pods
+// reach each other and nothing else, must be enough for it to Complete.
 
 // denyAllButDNS is a tenant namespace's baseline: no ingress, no egress
 // but DNS to the cluster's resolver.
@@ -40,30 +38,11 @@ spec:
 `, dns)
 }
 
-// instancePolicy lets the pods of one JobSet reach each other's TBON
-// port, in both directions, and nothing else.
-func instancePolicy(jobSet string) string {
-	return fmt.Sprintf(`apiVersion: networking.k8s.io/v1
-kind: NetworkPolicy
-metadata: {name: %[1]s-flux-broker}
-spec:
-  podSelector: {matchLabels: {jobset.sigs.k8s.io/jobset-name: %[1]s}}
-  policyTypes: [Ingress, Egress]
-  ingress:
-    - from: [{podSelector: {matchLabels: {jobset.sigs.k8s.io/jobset-name: %[1]s}}}]
-      ports: [{protocol: TCP, port: %[2]d}]
-  egress:
-    - to: [{podSelector: {matchLabels: {jobset.sigs.k8s.io/jobset-name: %[1]s}}}]
-      ports: [{protocol: TCP, port: %[2]d}]
-`, jobSet, brokerPort)
-}
-
 // TestNetworkPolicyDefaultDeny: in a namespace that denies every flow but
 // DNS, an instance's brokers never connect, and the JobSet Fails once the
 // start-timeout passes, a broker's log naming the rank that never joined
-// or the parent it never reached; with a
-// policy for the instance's own pods on the TBON port, the same JobSet
-// Completes.
+// or the parent it never reached; with network-policy: "true" the same
+// JobSet, with the NetworkPolicy the render writes, Completes.
 func TestNetworkPolicyDefaultDeny(t *testing.T) {
 	t.Parallel()
 	requireCluster(t)
@@ -71,19 +50,22 @@ func TestNetworkPolicyDefaultDeny(t *testing.T) {
 	const timeout = 30 * time.Second
 	groups := []group{{name: "w", replicas: 1, completions: 2}}
 	for _, c := range []struct {
-		name     string
-		policies func(jobSet string) string
-		want     string
+		name string
+		// annotations beside the start-timeout.
+		annotations map[string]string
+		want        string
 	}{
-		{"denied", func(string) string { return "" }, jobSetFailed},
-		{"instance-allowed", instancePolicy, jobSetCompleted},
+		{"denied", nil, jobSetFailed},
+		{"network-policy", map[string]string{"flux-framework.org/network-policy": "true"}, jobSetCompleted},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			n := newNamespace(t, "netpol-"+c.name)
-			n.apply([]byte(denyAllButDNS(dns) + "---\n" + c.policies("np")))
+			n.apply([]byte(denyAllButDNS(dns)))
+			annotations := map[string]string{"flux-framework.org/start-timeout": "30s"}
+			maps.Copy(annotations, c.annotations)
 			start := time.Now()
-			n.apply(faultJobSet(t, "np", 1, map[string]string{"flux-framework.org/start-timeout": "30s"}, groups...))
+			n.apply(faultJobSet(t, "np", 1, annotations, groups...))
 			state, msg, h := n.waitEnd("np", timeout+faultBound)
 			took := time.Since(start)
 			t.Logf("netpol: %s | %s after %.0f s from apply | %s", c.name, state, took.Seconds(), msg)

@@ -35,15 +35,15 @@ spec:
       maxLimitRequestRatio: {cpu: "4"}
 `
 
-// newTenantNamespace is a namespace with every policy above; instance
-// names the JobSet whose pods may reach each other's TBON port.
-func newTenantNamespace(t *testing.T, prefix, instance string) *namespace {
+// newTenantNamespace is a namespace with every policy above: its
+// JobSets' pods reach each other only with the render's network-policy.
+func newTenantNamespace(t *testing.T, prefix string) *namespace {
 	t.Helper()
 	n := newNamespace(t, prefix)
 	if out, err := kubectl(context.Background(), nil, "label", "namespace", n.name, "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/enforce-version=latest"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	n.apply([]byte(tenantPolicies + "---\n" + denyAllButDNS(clusterDNS(t).server) + "---\n" + instancePolicy(instance)))
+	n.apply([]byte(tenantPolicies + "---\n" + denyAllButDNS(clusterDNS(t).server)))
 	return n
 }
 
@@ -82,9 +82,9 @@ func TestTenantNamespace(t *testing.T) {
 			t.Run(mode+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
 				const js = "tenant"
-				n := newTenantNamespace(t, "tenant-"+mode+"-"+c.name, js)
+				n := newTenantNamespace(t, "tenant-"+mode+"-"+c.name)
 				groups := []group{{name: "w", replicas: 1, completions: 2, container: restrictedContainer(c.resources)}}
-				n.apply(render(t, jobSet(t, js, withMode(mode, map[string]string{"flux-framework.org/start-timeout": "2m"}), nil, groups...)))
+				n.apply(render(t, jobSet(t, js, withMode(mode, map[string]string{"flux-framework.org/start-timeout": "2m", "flux-framework.org/network-policy": "true"}), nil, groups...)))
 				h := n.expectEnd(js, jobSetCompleted, instanceTimeout)
 				leader, _ := h.last.pod("w", 0, 0)
 				if out := n.logs(leader.Metadata.Name, "app"); !strings.Contains(out, "uid 1001 on "+js+"-w-0-1") {
