@@ -46,8 +46,8 @@ var lifetimeSyncOptions = []string{"Prune", "Delete"}
 // Helm runs an event's hooks by weight, then by name, and the JobSet's
 // name sorts before its generated objects' names: they take the JobSet's
 // weight less one, which Argo CD also reads as the wave when sync-wave is
-// unset. A weight Helm cannot read (it reads no spaces either) counts as
-// zero there, so here too.
+// unset. A weight Helm cannot read (it reads no spaces either), or none,
+// counts as zero there, so here too.
 func orderingAnnotations(annotations map[string]string) map[string]string {
 	var out map[string]string
 	put := func(key, value string) {
@@ -61,7 +61,8 @@ func orderingAnnotations(annotations map[string]string) map[string]string {
 			put(key, v)
 		}
 	}
-	if v, ok := annotations[HelmHookWeight]; ok {
+	v, weighted := annotations[HelmHookWeight]
+	if _, hook := annotations[HelmHook]; weighted || hook {
 		w, _ := strconv.Atoi(v)
 		if w > math.MinInt {
 			w--

@@ -45,7 +45,7 @@ func TestGeneratedObjectsOrderedBeforeTheJobSet(t *testing.T) {
 		{"argo sync options without lifetime", `, argocd.argoproj.io/sync-options: "Replace=true"`, nil},
 		{"helm pre-install hook", `, helm.sh/hook: "pre-install,pre-upgrade", helm.sh/hook-weight: "5", helm.sh/hook-delete-policy: before-hook-creation`,
 			map[string]string{"helm.sh/hook": "pre-install,pre-upgrade", "helm.sh/hook-weight": "4", "helm.sh/hook-delete-policy": "before-hook-creation"}},
-		{"helm hook without weight", `, helm.sh/hook: post-install`, map[string]string{"helm.sh/hook": "post-install"}},
+		{"helm hook without weight", `, helm.sh/hook: post-install`, map[string]string{"helm.sh/hook": "post-install", "helm.sh/hook-weight": "-1"}},
 		{"helm weight Helm cannot read", `, helm.sh/hook: pre-install, helm.sh/hook-weight: " 3"`,
 			map[string]string{"helm.sh/hook": "pre-install", "helm.sh/hook-weight": "-1"}},
 		{"helm negative weight", `, helm.sh/hook-weight: "-10"`, map[string]string{"helm.sh/hook-weight": "-11"}},
