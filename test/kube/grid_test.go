@@ -17,7 +17,10 @@ import (
 const instanceTimeout = 8 * time.Minute
 
 // TestGrid boots instances of several shapes (1-3 replicatedJobs,
-// replicas 1-3, completions 1-4) on the real cluster: every broker joins
+// replicas 1-3, completions 1-4) on the real cluster, each in a tenant
+// namespace (Pod Security restricted, quota, LimitRange, default-deny
+// NetworkPolicy; tenant_test.go) with containers that meet it and the
+// render's network-policy: every broker joins
 // (one task per node prints its rank and host), ranks follow the hostlist,
 // and the leader's exit code is the job's. A non-zero leader fails the
 // JobSet with no pod restarted or retried and no Job created twice.
@@ -47,10 +50,17 @@ func TestGrid(t *testing.T) {
 
 func runShape(t *testing.T, mode, name string, groups []group, exit int) {
 	start := time.Now()
-	n := newNamespace(t, "grid-"+mode+"-"+name)
+	n := newTenantNamespace(t, "grid-"+mode+"-"+name)
 	hosts := hostnames(name, groups...)
 	script := fmt.Sprintf(`echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"; [ "$FLUX_TASK_RANK" != %d ] || exit %d`, len(hosts)-1, exit)
-	n.apply(render(t, jobSet(t, name, withMode(mode, nil), []string{"bash", "-c", script}, groups...)))
+	command := []string{"bash", "-c", script}
+	tenant := make([]group, len(groups))
+	for i, g := range groups {
+		g.container = restrictedContainer(nil)
+		g.container["command"] = command
+		tenant[i] = g
+	}
+	n.apply(render(t, jobSet(t, name, withMode(mode, map[string]string{"flux-framework.org/network-policy": "true"}), command, tenant...)))
 	want := jobSetCompleted
 	if exit != 0 {
 		want = jobSetFailed
