@@ -16,20 +16,7 @@ const MaxDeadline = 366 * 24 * 3600
 // deadlineRule reads the deadline: a Flux duration longer than zero, as
 // time-limit takes, stored as whole seconds rounded up, since a Job's
 // activeDeadlineSeconds counts in whole seconds.
-func deadlineRule(field func(*Settings) *int) rule {
-	return rule{
-		parse: func(s *Settings, raw string) error {
-			n, err := parseDeadline(raw)
-			if err != nil {
-				return err
-			}
-			*field(s) = n
-			return nil
-		},
-		set:   func(s *Settings, raw string) { *field(s), _ = parseDeadline(raw) },
-		clear: func(s *Settings) { *field(s) = 0 },
-	}
-}
+func deadlineRule(field func(*Settings) *int) rule { return secondsRule(field, parseDeadline) }
 
 func parseDeadline(raw string) (int, error) {
 	seconds, ok := DurationSeconds(raw)

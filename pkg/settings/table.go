@@ -324,17 +324,21 @@ func checkViewImage(raw string) error {
 }
 
 // startTimeout is a duration in whole seconds, 0 for none.
-func startTimeout(field func(*Settings) *int) rule {
+func startTimeout(field func(*Settings) *int) rule { return secondsRule(field, parseStartTimeout) }
+
+// secondsRule stores what parse reads, a number of seconds, in field; a
+// cleared setting is zero.
+func secondsRule(field func(*Settings) *int, parse func(string) (int, error)) rule {
 	return rule{
 		parse: func(s *Settings, raw string) error {
-			n, err := parseStartTimeout(raw)
+			n, err := parse(raw)
 			if err != nil {
 				return err
 			}
 			*field(s) = n
 			return nil
 		},
-		set:   func(s *Settings, raw string) { *field(s), _ = parseStartTimeout(raw) },
+		set:   func(s *Settings, raw string) { *field(s), _ = parse(raw) },
 		clear: func(s *Settings) { *field(s) = 0 },
 	}
 }

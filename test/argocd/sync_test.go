@@ -2,11 +2,7 @@ package argocd
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -33,62 +29,23 @@ import (
 // tracking label does.
 const syncMark = "test.jobset-flux.flux-framework.org/sync"
 
-// syncCluster is the project's test cluster, from KUBECONFIG and KUBECTL:
-// make test-kube's session runs the TestCluster tests (mk/argocd.mk).
+// syncCluster is the project's test cluster with a client config for
+// gitops-engine: make test-kube's session runs the TestCluster tests
+// (mk/argocd.mk).
 type syncCluster struct {
-	config     *rest.Config
-	kubectl    string
-	kubeconfig string
+	*testsupport.Cluster
+	config *rest.Config
 }
 
 func needSyncCluster(t *testing.T) *syncCluster {
 	t.Helper()
-	c := &syncCluster{kubectl: os.Getenv("KUBECTL"), kubeconfig: os.Getenv("KUBECONFIG")}
-	if c.kubectl == "" || c.kubeconfig == "" {
-		testsupport.SkipOrFail(t, "no cluster: set KUBECTL and KUBECONFIG (eval \"$(bash hack/kube/cluster.sh env)\"); make test-kube runs these tests")
-	}
-	config, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	c := &syncCluster{Cluster: testsupport.NeedCluster(t)}
+	config, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
-		t.Fatalf("kubeconfig %s: %v", c.kubeconfig, err)
+		t.Fatalf("kubeconfig %s: %v", c.Kubeconfig, err)
 	}
 	c.config = config
 	return c
-}
-
-// run runs kubectl, bounded by two minutes; the error carries stderr.
-func (c *syncCluster) run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.kubectl, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out.String(), nil
-}
-
-// namespace creates a namespace of the test's own, deleted when it ends.
-func (c *syncCluster) namespace(t *testing.T, prefix string) string {
-	t.Helper()
-	suffix := make([]byte, 3)
-	_, _ = rand.Read(suffix)
-	ns := "kt-" + prefix + "-" + hex.EncodeToString(suffix)
-	if _, err := c.run("create", "namespace", ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := c.run("get", "-n", ns, "jobsets.jobset.x-k8s.io,jobs,pods,configmaps,secrets", "-o", "wide", "--show-labels")
-			ev, _ := c.run("get", "-n", ns, "events", "--sort-by=.metadata.creationTimestamp")
-			t.Logf("namespace %s at failure:\n%s\nevents:\n%s", ns, out, ev)
-		}
-		if _, err := c.run("delete", "namespace", ns, "--wait=true", "--timeout=110s"); err != nil {
-			t.Errorf("delete namespace %s: %v", ns, err)
-		}
-	})
-	return ns
 }
 
 // syncedJobSet is a 2-pod Flux JobSet with extra annotations, in ns, on
@@ -271,7 +228,7 @@ func TestClusterSyncWaveAndHook(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ns := c.namespace(t, "argo-"+tc.name)
+			ns := c.Namespace(t, "argo-"+tc.name)
 			objs := renderForSync(t, syncedJobSet(ns, tc.annotations), ns)
 			if tc.strip {
 				for _, o := range objs {
@@ -283,7 +240,7 @@ func TestClusterSyncWaveAndHook(t *testing.T) {
 				if r.err == nil {
 					t.Fatalf("the sync succeeded in %s; the control expects it to wait for the JobSet", r.took.Round(time.Second))
 				}
-				if out, _ := c.run("get", "-n", ns, "configmap", "synced-flux-entrypoint", "--ignore-not-found", "-o", "name"); out != "" {
+				if out, _ := c.Run(nil, "get", "-n", ns, "configmap", "synced-flux-entrypoint", "--ignore-not-found", "-o", "name"); out != "" {
 					t.Errorf("the wave-0 ConfigMap exists: %s", out)
 				}
 				t.Logf("unordered: the sync still waits after %s (%v); no ConfigMap for the pods", r.took.Round(time.Second), r.err)
@@ -309,7 +266,7 @@ func TestClusterSyncWaveAndHook(t *testing.T) {
 			if app, ok := r.order("ConfigMap", "app"); !ok || app <= js {
 				t.Errorf("the wave-0 ConfigMap synced at %d (found %v), the JobSet at %d: want it after", app, ok, js)
 			}
-			state, err := c.run("get", "-n", ns, "jobsets.jobset.x-k8s.io/synced", "-o", `jsonpath={.status.conditions[?(@.status=="True")].type}`)
+			state, err := c.Run(nil, "get", "-n", ns, "jobsets.jobset.x-k8s.io/synced", "-o", `jsonpath={.status.conditions[?(@.status=="True")].type}`)
 			if err != nil || !strings.Contains(state, "Completed") {
 				t.Errorf("JobSet conditions %q (%v), want Completed", state, err)
 			}

@@ -1,14 +1,8 @@
 package helm
 
 import (
-	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,68 +11,16 @@ import (
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
-// cluster is the project's test cluster (hack/kube/cluster.sh), used,
-// never started or stopped: make test-kube's session runs these tests
-// with KUBECONFIG and KUBECTL set (mk/helm.mk).
-type cluster struct {
-	kubectl, kubeconfig string
-}
+// cluster is the project's test cluster, with the release checks below;
+// make test-kube's session runs these tests (mk/helm.mk).
+type cluster struct{ *testsupport.Cluster }
 
 // needCluster returns the cluster, or fails the test under CI=true (and
-// skips it elsewhere) when there is none.
+// skips it elsewhere) when there is none or a tool is missing.
 func needCluster(t *testing.T) *cluster {
 	t.Helper()
 	needTools(t)
-	c := &cluster{kubectl: os.Getenv("KUBECTL"), kubeconfig: os.Getenv("KUBECONFIG")}
-	if c.kubectl == "" || c.kubeconfig == "" {
-		testsupport.SkipOrFail(t, "no cluster: set KUBECTL and KUBECONFIG (eval \"$(bash hack/kube/cluster.sh env)\"); make test-kube runs these tests")
-	}
-	if _, err := c.run(nil, "get", "--raw", "/readyz"); err != nil {
-		testsupport.SkipOrFail(t, "the cluster is not ready: %v", err)
-	}
-	return c
-}
-
-// run runs kubectl, bounded by two minutes; the error carries stderr.
-func (c *cluster) run(stdin []byte, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.kubectl, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out.String(), nil
-}
-
-// newNamespace creates the test's own namespace and deletes it, with all
-// that is left in it, when the test ends; a failed test first logs its
-// objects and pod logs.
-func (c *cluster) newNamespace(t *testing.T, prefix string) string {
-	t.Helper()
-	suffix := make([]byte, 3)
-	_, _ = rand.Read(suffix)
-	ns := "kt-" + prefix + "-" + hex.EncodeToString(suffix)
-	if _, err := c.run(nil, "create", "namespace", ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := c.run(nil, "get", "-n", ns, "jobsets.jobset.x-k8s.io,jobs,pods,configmaps,secrets", "-o", "wide")
-			ev, _ := c.run(nil, "get", "-n", ns, "events", "--sort-by=.metadata.creationTimestamp")
-			logs, _ := c.run(nil, "logs", "-n", ns, "--all-containers", "--prefix", "-l", "jobset.sigs.k8s.io/jobset-name")
-			t.Logf("namespace %s at failure:\n%s\nevents:\n%s\nlogs:\n%s", ns, out, ev, logs)
-		}
-		if _, err := c.run(nil, "delete", "namespace", ns, "--wait=true", "--timeout=110s"); err != nil {
-			t.Errorf("delete namespace %s: %v", ns, err)
-		}
-	})
-	return ns
+	return &cluster{testsupport.NeedCluster(t)}
 }
 
 // snapshot is what an upgrade that changes nothing leaves alone: each
@@ -86,12 +28,12 @@ func (c *cluster) newNamespace(t *testing.T, prefix string) string {
 // its controller writes its status), and every pod's uid.
 func (c *cluster) snapshot(t *testing.T, ns, release string) map[string]string {
 	t.Helper()
-	out, err := c.run(nil, "get", "-n", ns, "-o", "json",
+	out, err := c.Run(nil, "get", "-n", ns, "-o", "json",
 		"jobsets.jobset.x-k8s.io/"+release, "configmap/"+release+"-flux-entrypoint", "secret/"+release+"-flux-curve")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods, err := c.run(nil, "get", "-n", ns, "pods", "-o", "json")
+	pods, err := c.Run(nil, "get", "-n", ns, "pods", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +72,7 @@ func (c *cluster) gone(t *testing.T, ns, release string) {
 	objs := []string{"jobsets.jobset.x-k8s.io/" + release, "configmap/" + release + "-flux-entrypoint", "secret/" + release + "-flux-curve"}
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		out, err := c.run(nil, append([]string{"get", "-n", ns, "--ignore-not-found", "-o", "name"}, objs...)...)
+		out, err := c.Run(nil, append([]string{"get", "-n", ns, "--ignore-not-found", "-o", "name"}, objs...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,8 +99,8 @@ func TestClusterInstallUpgradeUninstall(t *testing.T) {
 			t.Parallel()
 			c := needCluster(t)
 			h := newHelm(t, major)
-			h.kubeconfig = c.kubeconfig
-			ns := c.newNamespace(t, fmt.Sprintf("helm%d", major))
+			h.kubeconfig = c.Kubeconfig
+			ns := c.Namespace(t, fmt.Sprintf("helm%d", major))
 			const release = "hello"
 			chart, err := filepath.Abs(chartDir())
 			if err != nil {
@@ -174,7 +116,7 @@ func TestClusterInstallUpgradeUninstall(t *testing.T) {
 					t.Errorf("the release's manifest lacks %q:\n%s", want, installed)
 				}
 			}
-			if _, err := c.run(nil, "wait", "-n", ns, "--for=condition=Completed", "--timeout=300s", "jobsets.jobset.x-k8s.io/"+release); err != nil {
+			if _, err := c.Run(nil, "wait", "-n", ns, "--for=condition=Completed", "--timeout=300s", "jobsets.jobset.x-k8s.io/"+release); err != nil {
 				t.Fatalf("the JobSet did not complete: %v", err)
 			}
 			before := c.snapshot(t, ns, release)
@@ -218,8 +160,8 @@ func TestClusterHookJobSet(t *testing.T) {
 	t.Parallel()
 	c := needCluster(t)
 	h := newHelm(t, 4)
-	h.kubeconfig = c.kubeconfig
-	ns := c.newNamespace(t, "helm4-hook")
+	h.kubeconfig = c.Kubeconfig
+	ns := c.Namespace(t, "helm4-hook")
 	const release = "hooked"
 	chart, err := filepath.Abs(chartDir())
 	if err != nil {
@@ -231,7 +173,7 @@ func TestClusterHookJobSet(t *testing.T) {
 	}{{"install", 2}, {"upgrade", 3}} {
 		h.must(append([]string{step.verb, release, chart, "--namespace", ns,
 			"--set", "hook=pre-install\\,pre-upgrade", "--set", fmt.Sprintf("pods=%d", step.pods)}, h.postRender()...)...)
-		hooks, err := c.run(nil, "get", "-n", ns, "configmap/"+release+"-flux-entrypoint", "-o", `jsonpath={.metadata.annotations.helm\.sh/hook}{" "}{.metadata.annotations.helm\.sh/hook-weight}`)
+		hooks, err := c.Run(nil, "get", "-n", ns, "configmap/"+release+"-flux-entrypoint", "-o", `jsonpath={.metadata.annotations.helm\.sh/hook}{" "}{.metadata.annotations.helm\.sh/hook-weight}`)
 		if err != nil {
 			t.Fatalf("after helm %s: %v", step.verb, err)
 		}
@@ -239,16 +181,16 @@ func TestClusterHookJobSet(t *testing.T) {
 			t.Errorf("after helm %s the ConfigMap's hook and weight are %q, want \"pre-install,pre-upgrade -1\"", step.verb, hooks)
 		}
 		start := time.Now()
-		if _, err := c.run(nil, "wait", "-n", ns, "--for=condition=Completed", "--timeout=300s", "jobsets.jobset.x-k8s.io/"+release); err != nil {
+		if _, err := c.Run(nil, "wait", "-n", ns, "--for=condition=Completed", "--timeout=300s", "jobsets.jobset.x-k8s.io/"+release); err != nil {
 			t.Fatalf("after helm %s the JobSet did not complete: %v", step.verb, err)
 		}
 		// The previous revision's pods may still be going: count this
 		// JobSet's own.
-		uid, err := c.run(nil, "get", "-n", ns, "jobsets.jobset.x-k8s.io/"+release, "-o", "jsonpath={.metadata.uid}")
+		uid, err := c.Run(nil, "get", "-n", ns, "jobsets.jobset.x-k8s.io/"+release, "-o", "jsonpath={.metadata.uid}")
 		if err != nil {
 			t.Fatal(err)
 		}
-		pods, err := c.run(nil, "get", "-n", ns, "pods", "-l", "jobset.sigs.k8s.io/jobset-uid="+uid, "-o", "name")
+		pods, err := c.Run(nil, "get", "-n", ns, "pods", "-l", "jobset.sigs.k8s.io/jobset-uid="+uid, "-o", "name")
 		if err != nil {
 			t.Fatal(err)
 		}
