@@ -64,6 +64,7 @@ type containerStatus struct {
 		Terminated *struct {
 			ExitCode int    `json:"exitCode"`
 			Reason   string `json:"reason"`
+			Message  string `json:"message"`
 		} `json:"terminated"`
 	} `json:"state"`
 }
