@@ -15,9 +15,11 @@ import (
 // README says, applies the render with kubectl and checks the outcome
 // examples/README.md promises, the leader's output included.
 //
-// The one change: each example runs in a fresh namespace of its own, so
-// its JobSet is new to the cluster (no DNS records or EndpointSlices of an
-// earlier run). The namespace is set by a kustomize overlay over the
+// Each example runs in a fresh tenant namespace of its own (Pod Security
+// restricted, a quota, a LimitRange, default-deny NetworkPolicy:
+// tenant_test.go), which the examples' containers meet, with
+// network-policy set in its function config (exampleBase); its JobSet is
+// new to the cluster (no DNS records or EndpointSlices of an earlier run). The namespace is set by a kustomize overlay over the
 // example's own kustomization, after the function ran: the README says
 // such an overlay is safe, and this shows it on the cluster.
 func TestExamples(t *testing.T) {
@@ -37,7 +39,7 @@ func TestExamples(t *testing.T) {
 			t.Run(mode+"/"+e.dir, func(t *testing.T) {
 				t.Parallel()
 				start := time.Now()
-				n := newNamespace(t, "ex-"+mode+"-"+e.dir)
+				n := newTenantNamespace(t, "ex-"+mode+"-"+e.dir)
 				n.apply(kustomizeBuild(t, overlay(t, exampleBase(t, e.dir, mode), n.name)))
 				e.check(t, n, mode)
 				t.Logf("%s (%s): %s from apply to the end", e.dir, mode, time.Since(start).Round(time.Second))
@@ -126,7 +128,7 @@ var examples = []example{
 		// nodes, the job on the three workers; each worker's broker logs
 		// its own info messages in its own pod.
 		out := leaderLog(t, n, mode, "tuned", jobSetCompleted, "leader", "app")
-		if want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\ntuned-workers-0-2\n"; !strings.Contains(withoutEntrypointLines(out), want) {
+		if want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\ntuned-workers-0-2\n"; !strings.Contains(testsupport.WithoutEntrypointLines(out), want) {
 			t.Errorf("the leader's log lacks %q:\n%s", want, out)
 		}
 		s, err := n.snapshot()
@@ -252,26 +254,3 @@ func waitPodName(t *testing.T, n *namespace, selector string) string {
 	return ""
 }
 
-// withoutEntrypointLines is a container log without the entrypoint's own
-// "jobset-flux: " lines: the entrypoint watches its broker while the job
-// runs, so its line saying the instance has formed can fall between two
-// lines of the job's output.
-func withoutEntrypointLines(log string) string {
-	var b strings.Builder
-	for line := range strings.Lines(log) {
-		if !strings.HasPrefix(line, "jobset-flux: ") {
-			b.WriteString(line)
-		}
-	}
-	return b.String()
-}
-
-// TestWithoutEntrypointLines: the broker-tuning log of a warm make test,
-// where the entrypoint's "joined" line fell inside the job's output.
-func TestWithoutEntrypointLines(t *testing.T) {
-	log := "jobset-flux: starting: flux start\nschedulable nodes: 3\njobset-flux: joined the instance: every rank is up (state run)\ntuned-workers-0-0\ntuned-workers-0-1\n<6>broker.info[0]: rc2.0: bash -c x\n"
-	want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\n<6>broker.info[0]: rc2.0: bash -c x\n"
-	if got := withoutEntrypointLines(log); got != want {
-		t.Errorf("withoutEntrypointLines = %q, want %q", got, want)
-	}
-}

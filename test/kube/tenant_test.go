@@ -22,7 +22,7 @@ const tenantPolicies = `apiVersion: v1
 kind: ResourceQuota
 metadata: {name: compute}
 spec:
-  hard: {requests.cpu: "4", requests.memory: 4Gi, limits.cpu: "8", limits.memory: 8Gi}
+  hard: {requests.cpu: "16", requests.memory: 16Gi, limits.cpu: "32", limits.memory: 32Gi}
 ---
 apiVersion: v1
 kind: LimitRange

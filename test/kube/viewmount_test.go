@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,15 +137,14 @@ func checkViewMount(t *testing.T, mode string, leader object, log string) {
 	}
 }
 
-// exampleBase is the example's directory for mode: the example itself in
-// copy mode; in image mode a copy whose function config (flux.yaml) sets
-// view-mount image, as a user switching a whole kustomization would.
+// exampleBase is a copy of an example whose function config also sets
+// network-policy to true and, but in copy mode (the default), view-mount
+// to mode: the examples run in
+// tenant namespaces (tenant_test.go), whose default-deny NetworkPolicy
+// lets an instance form only with the policy the render writes.
 func exampleBase(t *testing.T, example, mode string) string {
 	t.Helper()
 	src := filepath.Join(env.repo, "examples", example)
-	if mode == copyMode {
-		return src
-	}
 	dst := filepath.Join(t.TempDir(), example)
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
@@ -158,16 +158,23 @@ func exampleBase(t *testing.T, example, mode string) string {
 	if err := yaml.Unmarshal(b, &config); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	// A JobSetFlux takes the field, a ConfigMap config the setting's name.
-	field, key := "spec", "viewMount"
+	// A JobSetFlux takes the fields, a ConfigMap config the settings' names.
+	field, set := "spec", map[string]any{"networkPolicy": true}
 	if config["kind"] == "ConfigMap" {
-		field, key = "data", "view-mount"
+		field, set = "data", map[string]any{"network-policy": "true"}
+	}
+	if mode != copyMode {
+		if field == "spec" {
+			set["viewMount"] = mode
+		} else {
+			set["view-mount"] = mode
+		}
 	}
 	m, _ := config[field].(map[string]any)
 	if m == nil {
 		m = map[string]any{}
 	}
-	m[key] = mode
+	maps.Copy(m, set)
 	config[field] = m
 	if b, err = yaml.Marshal(config); err != nil {
 		t.Fatal(err)

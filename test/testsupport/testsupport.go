@@ -132,3 +132,17 @@ func FirstDifference(got, want string) string {
 	}
 	return "no difference"
 }
+
+// WithoutEntrypointLines is a container log without the entrypoint's own
+// "jobset-flux: " lines: the entrypoint watches its broker while the job
+// runs, so its line saying the instance has formed can fall between two
+// lines of the job's output.
+func WithoutEntrypointLines(log string) string {
+	var b strings.Builder
+	for line := range strings.Lines(log) {
+		if !strings.HasPrefix(line, "jobset-flux: ") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}

@@ -55,3 +55,13 @@ func TestCopyTree(t *testing.T) {
 		t.Errorf("skip/ was copied: %v", err)
 	}
 }
+
+// TestWithoutEntrypointLines: the broker-tuning log of a warm make test,
+// where the entrypoint's "joined" line fell inside the job's output.
+func TestWithoutEntrypointLines(t *testing.T) {
+	log := "jobset-flux: starting: flux start\nschedulable nodes: 3\njobset-flux: joined the instance: every rank is up (state run)\ntuned-workers-0-0\ntuned-workers-0-1\n<6>broker.info[0]: rc2.0: bash -c x\n"
+	want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\n<6>broker.info[0]: rc2.0: bash -c x\n"
+	if got := WithoutEntrypointLines(log); got != want {
+		t.Errorf("WithoutEntrypointLines = %q, want %q", got, want)
+	}
+}
