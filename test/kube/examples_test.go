@@ -253,4 +253,3 @@ func waitPodName(t *testing.T, n *namespace, selector string) string {
 	t.Fatalf("no single pod matches %s", selector)
 	return ""
 }
-
