@@ -54,13 +54,16 @@ func (c *checker) instance(p *plan.Plan) {
 		if g.Hosts == "" {
 			c.bad("group %d (%q) has an empty hostlist", i, g.Name)
 		}
-		if g.Replicas < 1 || g.Completions < 1 {
-			c.bad("group %d (%q) has %d replicas x %d completions", i, g.Name, g.Replicas, g.Completions)
+		if g.Replicas < 1 || g.PodsPerJob < 1 {
+			c.bad("group %d (%q) has %d replicas x %d completions", i, g.Name, g.Replicas, g.PodsPerJob)
 		}
-		pods += g.Replicas * g.Completions
+		pods += g.Replicas * g.PodsPerJob
 	}
 	if p.Brokers != pods {
 		c.bad("brokers is %d but the groups have %d pods", p.Brokers, pods)
+	}
+	if p.Quorum < 0 || p.Quorum > p.Brokers {
+		c.bad("quorum is %d, want 1 to the %d brokers (0 for all)", p.Quorum, p.Brokers)
 	}
 }
 
@@ -77,7 +80,7 @@ func (c *checker) job(p *plan.Plan) {
 	for i, g := range p.Groups {
 		c.resources(p, i, g)
 		if g.RunsJob {
-			jobNodes += g.Replicas * g.Completions
+			jobNodes += g.Replicas * g.PodsPerJob
 		}
 	}
 	// A launcher plans no flux run, so there is no job to fit.

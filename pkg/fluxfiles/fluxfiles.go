@@ -119,6 +119,12 @@ func entrypointScript(p *plan.Plan) (string, error) {
 	})
 	vals["brokerAttributes"] = brokerAttributes(p, sh)
 	vals["terminationLog"] = terminationLog(p, sh)
+	vals["quorum"] = ""
+	if p.Quorum > 0 {
+		// An elastic instance starts at its smallest size; the ranks
+		// beyond it join when their pods come.
+		vals["quorum"] = "\n    " + sh.one("quorum", fmt.Sprintf("-Sbroker.quorum=%d", p.Quorum))
+	}
 	vals["interactive"] = ""
 	if p.Interactive {
 		// No initial program: the instance stays up until flux shutdown.

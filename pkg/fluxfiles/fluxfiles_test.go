@@ -44,7 +44,7 @@ func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 	}
 	for i, g := range groups {
 		p.Groups = append(p.Groups, plan.Group{
-			Index: i, Name: g.name, Replicas: g.replicas, Completions: g.completions,
+			Index: i, Name: g.name, Replicas: g.replicas, Completions: g.completions, PodsPerJob: g.completions, MinPods: g.completions,
 			FirstRank: p.Brokers, Hosts: g.hosts, Cores: 4, RunsJob: true,
 		})
 		p.Brokers += g.replicas * g.completions
@@ -55,7 +55,7 @@ func newPlan(groups []group, edit func(*plan.Plan)) *plan.Plan {
 	if p.JobNodes == 0 {
 		for _, g := range p.Groups {
 			if g.RunsJob {
-				p.JobNodes += g.Replicas * g.Completions
+				p.JobNodes += g.Replicas * g.PodsPerJob
 			}
 		}
 	}
@@ -78,7 +78,7 @@ func podNames(p *plan.Plan) []string {
 	var names []string
 	for _, g := range p.Groups {
 		for j := 0; j < g.Replicas; j++ {
-			for c := 0; c < g.Completions; c++ {
+			for c := 0; c < g.PodsPerJob; c++ {
 				names = append(names, fmt.Sprintf("%s-%s-%d-%d", p.Name, g.Name, j, c))
 			}
 		}

@@ -36,6 +36,7 @@ func editJobSet(root *yaml.Node, p *plan.Plan) error {
 		if err := addFlux(pod, p, g); err != nil {
 			return fmt.Errorf("%s: %w", at, err)
 		}
+		markSizes(rjs[g.Index], g)
 	}
 	if len(p.SetNetwork) > 0 {
 		// spec.network goes above the replicatedJobs, where the JobSet

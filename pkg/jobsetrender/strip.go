@@ -40,6 +40,7 @@ func stripRendering(root *yaml.Node) bool {
 	}
 	patterns := renderingPatterns()
 	stripped := stripDefaults(root)
+	stripSizes(root)
 	for _, rj := range rjs {
 		if pod := podSpecOf(rj); pod != nil && stripPod(pod, patterns) {
 			stripped = true

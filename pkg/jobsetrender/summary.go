@@ -45,7 +45,11 @@ func summarize(found finding.List, pl *plan.Plan) finding.List {
 	if pl.Brokers == 1 {
 		brokers = "broker"
 	}
-	found.Infof("", "rendered for Flux (%d %s); %s", pl.Brokers, brokers, strings.Join(parts, "; "))
+	size := fmt.Sprintf("%d %s", pl.Brokers, brokers)
+	if pl.Quorum > 0 {
+		size = fmt.Sprintf("elastic: %d to %d brokers, starting once %d have joined", pl.Quorum, pl.Brokers, pl.Quorum)
+	}
+	found.Infof("", "rendered for Flux (%s); %s", size, strings.Join(parts, "; "))
 	return found
 }
 

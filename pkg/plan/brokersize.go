@@ -30,7 +30,7 @@ func checkBrokerSize(js *jobset.JobSet, s *settings.Settings, groups []Group) fi
 	}
 	size := 0
 	for _, g := range groups {
-		size += g.Replicas * g.Completions
+		size += g.Replicas * g.PodsPerJob
 	}
 	if q, ok := quorum(s); ok && q < size {
 		found.Errorf(s.Origin("broker-attributes"), "broker.quorum=%d is below the instance's %d brokers: rank 0 starts the command's flux run -N %d once %d brokers are up, and Fluxion refuses a job asking for more nodes than are up as unsatisfiable; remove broker.quorum (the default waits for every broker), or set flux-framework.org/launcher: \"true\" and wait for the nodes yourself (flux resource wait-up or flux resource list -s up) before your own flux run", q, size, size, q)
@@ -107,7 +107,7 @@ func applyExclude(p *Plan) finding.List {
 		if !g.RunsJob {
 			continue
 		}
-		for r := g.FirstRank; r < g.FirstRank+g.Replicas*g.Completions; r++ {
+		for r := g.FirstRank; r < g.FirstRank+g.Replicas*g.PodsPerJob; r++ {
 			if ranks[r] {
 				left--
 			}

@@ -36,6 +36,7 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 		p.ViewImage = s.ViewImage
 	}
 	p.Brokers = placeRanks(js.Name, p.Groups)
+	p.Quorum = elasticQuorum(p.Groups)
 	notes := deriveResources(js, p)
 	var note finding.List
 	p.Interactive, note = deriveInteractive(js, p)
@@ -116,8 +117,8 @@ func placeRanks(name string, groups []Group) int {
 	for i := range groups {
 		g := &groups[i]
 		g.FirstRank = rank
-		g.Hosts = groupHosts(name+"-"+g.Name+"-", g.Replicas, g.Completions)
-		rank += g.Replicas * g.Completions
+		g.Hosts = groupHosts(name+"-"+g.Name+"-", g.Replicas, g.PodsPerJob)
+		rank += g.Replicas * g.PodsPerJob
 	}
 	return rank
 }
@@ -165,15 +166,17 @@ func groupsOf(js *jobset.JobSet, s *settings.Settings) []Group {
 	for i, w := range s.Wrapped {
 		rj := &js.ReplicatedJobs[w.Job]
 		c := &rj.Pod.Containers[w.Container]
+		n := completions(rj)
 		groups[i] = Group{
 			Index: rj.Index, Name: rj.Name, Container: w.Container,
-			Replicas: rj.Replicas, Completions: completions(rj),
+			Replicas: rj.Replicas, Completions: n, PodsPerJob: n, MinPods: n,
 			Command: c.Command, OwnShm: ownShm(c), PodSeccomp: rj.Pod.SeccompProfile,
 			Set: jobDefaults(rj, s), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),
 		}
 		if c.TerminationMessagePath != jobset.DefaultTerminationMessagePath {
 			groups[i].TerminationLog = c.TerminationMessagePath
 		}
+		sizeGroup(&groups[i], s)
 	}
 	return groups
 }

@@ -41,7 +41,7 @@ func ExampleDerive() {
 	}
 	p, notes := plan.Derive(js, s)
 	for _, g := range p.Groups {
-		fmt.Printf("%s: ranks %d-%d on %s, %d cores each\n", g.Name, g.FirstRank, g.FirstRank+g.Replicas*g.Completions-1, g.Hosts, g.Cores)
+		fmt.Printf("%s: ranks %d-%d on %s, %d cores each\n", g.Name, g.FirstRank, g.FirstRank+g.Replicas*g.PodsPerJob-1, g.Hosts, g.Cores)
 	}
 	fmt.Printf("%d brokers; flux run -N %d -n %d -c %d\n", p.Brokers, p.JobNodes, p.Tasks, p.CoresPerTask)
 	for _, n := range notes {

@@ -99,8 +99,17 @@ type Group struct {
 	Index int
 	// Name is the replicatedJob's name.
 	Name string
-	// Replicas is the number of Jobs, Completions the pods per Job.
+	// Replicas is the number of Jobs, Completions the pods per Job as
+	// rendered (the Job's completions).
 	Replicas, Completions int
+	// PodsPerJob is the ranks the instance has for each of the group's
+	// Jobs: its max-size when the group is elastic, else Completions.
+	// MinPods is the fewest pods per Job it may shrink to (min-size),
+	// Completions when it is not elastic.
+	PodsPerJob, MinPods int
+	// Elastic is true when min-size or max-size names the group: JobSet's
+	// elastic update may resize its Jobs while the instance runs.
+	Elastic bool
 	// FirstRank is the rank of this group's pod 0 of job 0.
 	FirstRank int
 	// Hosts is the group's hostnames as a compact RFC 29 hostlist, in rank order.
@@ -184,8 +193,13 @@ type Plan struct {
 	ImageFlux bool
 	// Groups are the replicatedJobs of the instance, in rank order.
 	Groups []Group
-	// Brokers is the number of pods (ranks) in the instance.
+	// Brokers is the number of ranks in the instance: its pods, or the
+	// most it may grow to when a group is elastic.
 	Brokers int
+	// Quorum is how many brokers must join before the instance starts
+	// (broker.quorum): the fewest pods it may shrink to. 0 when no group
+	// is elastic, and every broker must join.
+	Quorum int
 
 	// JobNodes is the number of nodes the leader's flux run uses (-N): the
 	// pods of the groups that run the job, less the Excluded ones that

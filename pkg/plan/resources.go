@@ -139,7 +139,7 @@ func shares(p *Plan, gpus int) *Group {
 		if !g.RunsJob {
 			continue
 		}
-		p.JobNodes += g.Replicas * g.Completions
+		p.JobNodes += g.Replicas * g.PodsPerJob
 		if perTask := g.Cores / p.TasksPerNode; fewest == nil || perTask < p.CoresPerTask {
 			p.CoresPerTask, fewest = perTask, g
 		}

@@ -45,6 +45,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkMisplaced(js, &s))
 	found.Add(checkOrdering(js))
 	found.Add(checkDeadline(js, &s, groups))
+	found.Add(checkElastic(js, &s, groups))
 	if found.HasErrors() {
 		return found
 	}
@@ -222,19 +223,19 @@ func checkRanks(js *jobset.JobSet, groups []Group) finding.List {
 		if len(validation.IsDNS1035Label(js.Name)) > 0 || len(validation.IsDNS1035Label(g.Name)) > 0 {
 			continue // reported by checkNames or checkGroup; such a name may not go into a hostlist
 		}
-		if g.Replicas < 1 || g.Completions < 1 {
+		if g.Replicas < 1 || g.PodsPerJob < 1 {
 			continue // already an error; there is nothing to place
 		}
-		longest := fmt.Sprintf("%s-%s-%d-%d", js.Name, g.Name, g.Replicas-1, g.Completions-1)
+		longest := fmt.Sprintf("%s-%s-%d-%d", js.Name, g.Name, g.Replicas-1, g.PodsPerJob-1)
 		if len(longest) > MaxHostname {
 			found.Errorf("metadata.name", "pod hostname %q is %d characters, more than the %d that leave room for the pod name's random suffix; shorten the JobSet name %q or the replicatedJob name %q", longest, len(longest), MaxHostname, js.Name, g.Name)
 			continue
 		}
-		if rank+g.Replicas*g.Completions > MaxBrokers || g.Replicas*g.Completions > MaxBrokers {
+		if rank+g.Replicas*g.PodsPerJob > MaxBrokers || g.Replicas*g.PodsPerJob > MaxBrokers {
 			found.Errorf(js.ReplicatedJobs[g.Index].Path, "the Flux instance would have more than %d brokers; split it into several JobSets", MaxBrokers)
 			return found
 		}
-		rank += g.Replicas * g.Completions
+		rank += g.Replicas * g.PodsPerJob
 	}
 	return found
 }

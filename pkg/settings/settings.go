@@ -52,6 +52,10 @@ type Settings struct {
 	Topology string
 	// ReplicatedJobs: nil means all, in spec order.
 	ReplicatedJobs []string
+	// MinSize and MaxSize bound the pods per Job of the replicatedJobs
+	// they name while the instance runs; nil means each replicatedJob's
+	// size as rendered.
+	MinSize, MaxSize []GroupSize
 	// Container: "" means the first container.
 	Container string
 	// Interactive: nil means derived (no command and no args).

@@ -210,6 +210,14 @@ func TestCheck(t *testing.T) {
 			good: []string{"30m", "2h", "1.5d", "90", "45s", "500ms", "366d"},
 			bad:  map[string]string{"0": "longer than zero", "0s": "longer than zero", "inf": "duration", "30 m": "duration", "1w": "duration", "-1h": "duration", "": "duration", "1h;id": "duration", "367d": "at most a year", long: "duration"},
 		},
+		"min-size": {
+			good: []string{"1", "2", "workers=2", "workers=1, head=1", "a=1000000"},
+			bad:  map[string]string{"0": "list of <replicatedJob>=<pods>", "": "list of <replicatedJob>=<pods>", "two": "list of <replicatedJob>=<pods>", "w=0": "from 1 to 1000000", "w=1000001": "from 1 to 1000000", "w=x": "whole number", "w=1,w=2": `gives replicatedJob "w" twice`, "W=1": "not a replicatedJob name", "=2": "not a replicatedJob name", "w=1;id": "whole number", "w=1,,x=2": "list of <replicatedJob>=<pods>", " 2": "list of <replicatedJob>=<pods>"},
+		},
+		"max-size": {
+			good: []string{"8", "workers=8,head=1"},
+			bad:  map[string]string{"-1": "list of <replicatedJob>=<pods>", "w=+1": "whole number", "1-2": "list of <replicatedJob>=<pods>", "w=1\nx": "whole number"},
+		},
 		"curve-secret": {
 			good: []string{"my-secret", "a.b-c", "x"},
 			bad:  map[string]string{"": "Secret name", "My_Secret": "Secret name", "a/b": "Secret name", strings.Repeat("a", 254): "Secret name"},
