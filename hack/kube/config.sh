@@ -240,7 +240,8 @@ EOF
 
 # write_jobset_config: the JobSet controller out of the cluster: webhook server
 # on 127.0.0.1 with our certificate (its own cert rotation would want an
-# in-cluster Service and Secret), no metrics, no leader election.
+# in-cluster Service and Secret), no metrics, no leader election; the
+# ElasticJobSet gate on, so that elastic instances can grow and shrink.
 write_jobset_config() {
   mkdir -p "$S/jobset"
   cat >"$S/jobset/config.yaml" <<EOF
@@ -258,6 +259,8 @@ metrics:
   bindAddress: "0"
 health:
   healthProbeBindAddress: 127.0.0.1:$JOBSET_HEALTH_PORT
+featureGates:
+  ElasticJobSet: true
 EOF
 }
 

@@ -119,11 +119,13 @@ func entrypointScript(p *plan.Plan) (string, error) {
 	})
 	vals["brokerAttributes"] = brokerAttributes(p, sh)
 	vals["terminationLog"] = terminationLog(p, sh)
-	vals["quorum"] = ""
+	vals["quorum"], vals["elastic"], vals["rejoin"] = "", "", ""
 	if p.Quorum > 0 {
 		// An elastic instance starts at its smallest size; the ranks
-		// beyond it join when their pods come.
+		// beyond it join when their pods come, and leave when they go.
 		vals["quorum"] = "\n    " + sh.one("quorum", fmt.Sprintf("-Sbroker.quorum=%d", p.Quorum))
+		vals["elastic"] = strings.TrimSuffix(elasticText, "\n")
+		vals["rejoin"] = "\n        rejoin"
 	}
 	vals["interactive"] = ""
 	if p.Interactive {

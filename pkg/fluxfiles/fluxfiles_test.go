@@ -167,6 +167,16 @@ func variants() []variant {
 				p.Groups[i].RunsJob = false
 			}
 		})},
+		// An elastic launcher instance: the workers' Job may grow from 2
+		// to 4 pods; the brokers start with a quorum of 3.
+		{"elastic launcher", newPlan([]group{{"driver", 1, 1, "js-driver-0-0"}, {"w", 1, 4, "js-w-0-[0-3]"}}, func(p *plan.Plan) {
+			p.Settings.Launcher = true
+			p.Groups[1].Elastic, p.Groups[1].MinPods, p.Quorum = true, 2, 3
+			p.JobNodes, p.TasksPerNode, p.Tasks, p.CoresPerTask, p.GPUsPerTask = 0, 0, 0, 0, 0
+			for i := range p.Groups {
+				p.Groups[i].RunsJob = false
+			}
+		})},
 	}
 }
 

@@ -32,6 +32,8 @@ var (
 	imageFluxText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
+	//go:embed entrypoint-elastic.sh.tmpl
+	elasticText string
 )
 
 // values maps the placeholders of one template to their text.

@@ -194,9 +194,11 @@ func decode(t *testing.T, rendered []byte) kubelet.Objects {
 	return objs
 }
 
-func startObjects(t *testing.T, objs kubelet.Objects, extra map[string]kubelet.Image) *run {
+// startObjects starts a cluster of objs; the pods named held wait to
+// start until the test releases them.
+func startObjects(t *testing.T, objs kubelet.Objects, extra map[string]kubelet.Image, held ...string) *run {
 	t.Helper()
-	c, err := kubelet.Start(kubelet.Options{Shim: env.shim, Images: images(extra), Logf: t.Logf}, objs)
+	c, err := kubelet.Start(kubelet.Options{Shim: env.shim, Images: images(extra), Logf: t.Logf, Held: held}, objs)
 	if err != nil {
 		t.Fatal(err)
 	}

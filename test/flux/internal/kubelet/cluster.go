@@ -55,6 +55,9 @@ type Options struct {
 	Grace time.Duration
 	// Logf, if set, receives one line per pod and container event.
 	Logf func(format string, args ...any)
+	// Held are the hostnames of pods that wait to start until Release:
+	// the pods an elastic update adds to a running Job.
+	Held []string
 }
 
 // Cluster is one run: the network, DNS and pods of some JobSets.
@@ -90,6 +93,12 @@ type Pod struct {
 	phase      string
 	containers map[string]*container
 	results    []ContainerResult
+	// release is closed when a held pod may start; nil when not held.
+	release chan struct{}
+	// remove ends the running attempt of a pod RemovePod took out of its
+	// Job; removed says it was taken out.
+	remove  context.CancelFunc
+	removed bool
 }
 
 // ContainerResult is how one container of a pod's last attempt ended.
@@ -180,6 +189,42 @@ func (c *Cluster) Wait(ctx context.Context) ([]JobSetResult, error) {
 		out = append(out, run.result())
 	}
 	return out, err
+}
+
+// Release lets a held pod start.
+func (c *Cluster) Release(hostname string) error {
+	p := c.Pod(hostname)
+	if p == nil || p.release == nil {
+		return fmt.Errorf("no held pod %s", hostname)
+	}
+	close(p.release)
+	return nil
+}
+
+// RemovePod takes a running pod out of its Job, as the Job controller does
+// with the highest indexes when an elastic update lowers completions: its
+// containers get SIGTERM, then SIGKILL after the grace period, and its end
+// counts neither as a failure nor as a completion of the Job.
+func (c *Cluster) RemovePod(hostname string) error {
+	p := c.Pod(hostname)
+	if p == nil {
+		return fmt.Errorf("no pod %s", hostname)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.remove == nil {
+		return fmt.Errorf("pod %s is not running", hostname)
+	}
+	p.removed = true
+	p.remove()
+	return nil
+}
+
+// Removed reports whether RemovePod took the pod out of its Job.
+func (p *Pod) Removed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.removed
 }
 
 // Pod finds a pod by hostname.

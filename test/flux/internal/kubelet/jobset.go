@@ -78,6 +78,9 @@ func newJobSetRun(c *Cluster, js *v1alpha2.JobSet) (*jobSetRun, error) {
 				if dnsHostnames {
 					p.Domain = fmt.Sprintf("%s.%s.svc.%s", subdomain, namespace, c.opts.Domain)
 				}
+				if slices.Contains(c.opts.Held, hostname) {
+					p.release = make(chan struct{})
+				}
 				job.pods = append(job.pods, p)
 				c.pods = append(c.pods, p)
 			}
@@ -184,8 +187,25 @@ func (r *jobSetRun) runJob(ctx context.Context, job *jobRun) string {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
+			if p.release != nil {
+				select {
+				case <-p.release:
+				case <-jobCtx.Done():
+					return
+				}
+			}
 			for {
-				if r.c.runPod(jobCtx, p) == "Succeeded" {
+				podCtx, remove := context.WithCancel(jobCtx)
+				p.mu.Lock()
+				p.remove = remove
+				p.mu.Unlock()
+				phase := r.c.runPod(podCtx, p)
+				p.mu.Lock()
+				p.remove = nil
+				removed := p.removed
+				p.mu.Unlock()
+				remove()
+				if phase == "Succeeded" || removed {
 					return
 				}
 				mu.Lock()
