@@ -453,6 +453,8 @@ func TestRenderRejects(t *testing.T) {
 		"no subdomain":          func(p *plan.Plan) { p.Subdomain = "" },
 		"NUL in run option":     func(p *plan.Plan) { p.Settings.RunOptions = []string{"a\x00b"} },
 		"NUL in topology":       func(p *plan.Plan) { p.Settings.Topology = "kary:2\x00" },
+		"quorum above brokers":  func(p *plan.Plan) { p.Quorum = 3 },
+		"negative quorum":       func(p *plan.Plan) { p.Quorum = -1 },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
