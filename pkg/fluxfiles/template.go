@@ -32,6 +32,10 @@ var (
 	imageFluxText string
 	//go:embed entrypoint-run.sh.tmpl
 	runText string
+	//go:embed entrypoint-queues.sh.tmpl
+	queuesText string
+	//go:embed entrypoint-queues-joined.sh.tmpl
+	queuesJoinedText string
 )
 
 // values maps the placeholders of one template to their text.
