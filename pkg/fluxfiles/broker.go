@@ -22,8 +22,11 @@ import (
 type brokerConfig struct {
 	Bootstrap bootstrapTable `toml:"bootstrap"`
 	Resource  map[string]any `toml:"resource" comment:"Resources come from the pod spec Kubernetes allocated; hwloc in a\ncontainer may see the host's topology or miss GPUs, so noverify: do not\nverify them. One [[resource.config]] entry per replicatedJob, in rank\norder, with its own pods' cores and GPUs."`
-	Qmanager  map[string]any `toml:"sched-fluxion-qmanager" comment:"Fluxion's queue policy (the queue-policy setting)."`
-	Access    map[string]any `toml:"access" comment:"allow-root-owner lets root (kubectl exec) drive an instance owned by a\nnon-root runAsUser."`
+	// Queues and Policy are written only with the queues setting.
+	Queues   map[string]queueTable `toml:"queues,omitempty" comment:"The queues setting: each replicatedJob is a queue of its name, which\nrequires the property of that name its pods have."`
+	Policy   map[string]any        `toml:"policy,omitempty" comment:"Once queues exist Flux refuses a job that names none: one submitted\nwithout -q goes to this queue."`
+	Qmanager map[string]any        `toml:"sched-fluxion-qmanager" comment:"Fluxion's queue policy (the queue-policy setting)."`
+	Access   map[string]any        `toml:"access" comment:"allow-root-owner lets root (kubectl exec) drive an instance owned by a\nnon-root runAsUser."`
 }
 
 type bootstrapTable struct {
@@ -48,6 +51,14 @@ type resourceEntry struct {
 	Hosts string `toml:"hosts"`
 	Cores string `toml:"cores"`
 	GPUs  string `toml:"gpus,omitempty"`
+	// Properties is the group's name, its queue's requirement, with the
+	// queues setting.
+	Properties []string `toml:"properties,omitempty"`
+}
+
+// queueTable is one queue of the queues setting.
+type queueTable struct {
+	Requires []string `toml:"requires"`
 }
 
 // brokerHeader starts broker.toml; %s is the JobSet, Go-quoted in ASCII,
@@ -84,19 +95,31 @@ func brokerTOML(p *plan.Plan) (string, error) {
 		doc.Bootstrap.Hosts = append(doc.Bootstrap.Hosts, hostsEntry{Host: g.Hosts})
 		resources[i] = resourceEntry{Hosts: g.Hosts, Cores: idset(g.Cores), GPUs: idset(g.GPUs)}
 	}
+	mergeable := map[string]map[string]any{"resource": doc.Resource, "sched-fluxion-qmanager": doc.Qmanager, "access": doc.Access}
+	if p.Settings.Queues {
+		// A group's name is both its queue's and its pods' property:
+		// the plan refused the names Flux would read otherwise.
+		doc.Queues = make(map[string]queueTable, len(p.Groups))
+		for i, g := range p.Groups {
+			resources[i].Properties = []string{g.Name}
+			doc.Queues[g.Name] = queueTable{Requires: []string{g.Name}}
+		}
+		system := map[string]any{"queue": p.DefaultQueue}
+		doc.Policy = map[string]any{"jobspec": map[string]any{"defaults": map[string]any{"system": system}}}
+		mergeable["policy"] = doc.Policy
+	}
 	doc.Resource["config"] = resources
 
 	// The user's keys go into the tables above, and their other tables
 	// after the document.
 	rest := map[string]any{}
-	mergeable := map[string]map[string]any{"resource": doc.Resource, "sched-fluxion-qmanager": doc.Qmanager, "access": doc.Access}
 	for _, name := range slices.Sorted(maps.Keys(p.Settings.BrokerConfig)) {
 		sub, ok := p.Settings.BrokerConfig[name].(map[string]any)
 		switch {
 		case !ok:
 			return "", fmt.Errorf("fluxfiles: render %s: broker-config: top-level key %q is not a table", plan.BrokerConfig, name)
-		case name == "bootstrap":
-			return "", fmt.Errorf("fluxfiles: render %s: broker-config sets [bootstrap], which jobset-flux writes", plan.BrokerConfig)
+		case name == "bootstrap", name == "queues" && doc.Queues != nil:
+			return "", fmt.Errorf("fluxfiles: render %s: broker-config sets [%s], which jobset-flux writes", plan.BrokerConfig, name)
 		case mergeable[name] != nil:
 			if err := mergeTable(name, mergeable[name], sub); err != nil {
 				return "", fmt.Errorf("fluxfiles: render %s: %w", plan.BrokerConfig, err)
@@ -122,15 +145,26 @@ func brokerTOML(p *plan.Plan) (string, error) {
 	return b.String(), nil
 }
 
-// mergeTable adds the user's keys of one table to the function's. The
+// mergeTable adds the user's keys of one table to the function's, and
+// those of a table both write to it, at any depth ([policy.limits] beside
+// the queues setting's policy.jobspec.defaults.system.queue). The
 // settings refuse every key the function writes; a plan made otherwise
 // still cannot replace one.
 func mergeTable(name string, owned, user map[string]any) error {
 	for _, key := range slices.Sorted(maps.Keys(user)) {
-		if _, taken := owned[key]; taken {
+		mine, taken := owned[key]
+		if !taken {
+			owned[key] = user[key]
+			continue
+		}
+		ownedSub, ok1 := mine.(map[string]any)
+		userSub, ok2 := user[key].(map[string]any)
+		if !ok1 || !ok2 {
 			return fmt.Errorf("broker-config sets %s.%s, which jobset-flux writes", name, key)
 		}
-		owned[key] = user[key]
+		if err := mergeTable(name+"."+key, ownedSub, userSub); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -127,6 +127,7 @@ func entrypointScript(p *plan.Plan) (string, error) {
 		vals["elastic"] = strings.TrimSuffix(elasticText, "\n")
 		vals["rejoin"] = "\n        rejoin"
 	}
+	vals["queueStart"], vals["queueStartJoined"] = queueStart(p)
 	vals["interactive"] = ""
 	if p.Interactive {
 		// No initial program: the instance stays up until flux shutdown.
@@ -242,15 +243,39 @@ func programTemplate(p *plan.Plan, sh *quoter) (string, values) {
 		opts.WriteString(" " + sh.one("run option", o))
 	}
 	program["runOptions"] = opts.String()
+	// With queues, the initial program starts them first (queueStart).
+	var queued string
 	switch {
 	case p.Interactive:
 		return interactiveText, values{}
 	case p.Settings.Launcher:
 		// The command itself is the initial program: rank 0 runs it
 		// once, inside the instance, and exits with its exit code.
-		return launcherText, values{}
+		if p.Settings.Queues {
+			queued = ` "${queue_start[@]}"`
+		}
+		return launcherText, values{"queueStart": queued}
 	}
+	if p.Settings.Queues {
+		queued = "\n        \"${queue_start[@]}\""
+	}
+	program["queueStart"] = queued
 	return runText, program
+}
+
+// queueStart returns the lines that start the queues setting's queues,
+// which Flux creates stopped: the command that rank 0's initial program
+// runs first, or, in an interactive instance, which has none, the lines
+// with which rank 0's entrypoint runs it once the instance has formed.
+// Both "" without queues.
+func queueStart(p *plan.Plan) (program, joined string) {
+	switch {
+	case !p.Settings.Queues:
+		return "", ""
+	case p.Interactive:
+		return "", strings.TrimSuffix(queuesJoinedText, "\n")
+	}
+	return strings.TrimSuffix(queuesText, "\n"), ""
 }
 
 // viewDir is the prefix flux is run from: the view's copy, the image's

@@ -150,6 +150,23 @@ func variants() []variant {
 			gpus(2, 2, 1)(p)
 			p.Groups[0].Cores, p.Groups[0].GPUs, p.Groups[0].RunsJob = 2, 0, false
 		})},
+		// queues: every group a queue of its name, a job without one
+		// going to the group the command runs on, or rank 0's.
+		{"queues, run on the GPU workers", newPlan([]group{{"cpu", 1, 1, "js-cpu-0-0"}, {"gpu", 2, 1, "js-gpu-[0-1]-0"}}, func(p *plan.Plan) {
+			gpus(2, 2, 1)(p)
+			p.Groups[0].Cores, p.Groups[0].GPUs, p.Groups[0].RunsJob = 2, 0, false
+			p.Settings.Queues, p.DefaultQueue = true, "gpu"
+		})},
+		{"queues, launcher", newPlan([]group{{"cpu", 1, 1, "js-cpu-0-0"}, {"gpu", 1, 2, "js-gpu-0-[0-1]"}}, func(p *plan.Plan) {
+			p.Settings.Launcher, p.Settings.Queues, p.DefaultQueue = true, true, "cpu"
+			p.JobNodes, p.TasksPerNode, p.Tasks, p.CoresPerTask, p.GPUsPerTask = 0, 0, 0, 0, 0
+			for i := range p.Groups {
+				p.Groups[i].RunsJob = false
+			}
+		})},
+		{"queues, interactive", newPlan([]group{{"a", 1, 2, "js-a-0-[0-1]"}, {"b-c", 1, 1, "js-b-c-0-0"}}, func(p *plan.Plan) {
+			p.Interactive, p.Settings.Queues, p.DefaultQueue = true, true, "a"
+		})},
 		// The image's own Flux, found on PATH at run time.
 		{"image flux on PATH", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
 			p.ImageFlux, p.ViewImage = true, ""
@@ -212,8 +229,13 @@ func TestBrokerTOML(t *testing.T) {
 					delete(doc, name)
 				}
 			}
-			if got, want := sortedKeys(doc), []string{"access", "bootstrap", "resource", "sched-fluxion-qmanager"}; !slices.Equal(got, want) {
-				t.Errorf("tables = %v, want %v", got, want)
+			tables := []string{"access", "bootstrap", "resource", "sched-fluxion-qmanager"}
+			if p.Settings.Queues {
+				tables = []string{"access", "bootstrap", "policy", "queues", "resource", "sched-fluxion-qmanager"}
+				checkQueues(t, p, doc)
+			}
+			if got := sortedKeys(doc); !slices.Equal(got, tables) {
+				t.Errorf("tables = %v, want %v", got, tables)
 			}
 			checkBootstrap(t, p, table(t, doc, "bootstrap"))
 			checkResource(t, p, table(t, doc, "resource"))
@@ -306,6 +328,9 @@ func checkResource(t *testing.T, p *plan.Plan, r map[string]any) {
 		want := map[string]any{"hosts": g.Hosts, "cores": idsetOf(g.Cores)}
 		if g.GPUs > 0 {
 			want["gpus"] = idsetOf(g.GPUs)
+		}
+		if p.Settings.Queues {
+			want["properties"] = []any{g.Name}
 		}
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("resource.config[%d] = %v, want %v", i, c, want)

@@ -146,6 +146,7 @@ type result struct {
 	stderr         string
 	start, run     *call
 	version        *call
+	queue          *call
 	otherRecording []string
 }
 
@@ -247,6 +248,8 @@ func (pd *pod) collect(r *result) {
 			r.run = c
 		case sub == "version" && r.version == nil:
 			r.version = c
+		case sub == "queue" && r.queue == nil:
+			r.queue = c
 		default:
 			r.otherRecording = append(r.otherRecording, name)
 		}
@@ -506,7 +509,13 @@ func TestSandboxLeader(t *testing.T) {
 				return
 			}
 			run := expectedRun(p, hostileArgs)
-			if want := append(append(start, plan.ViewDir+"/bin/flux"), run...); !slices.Equal(r.start.argv, want) {
+			argv := r.start.argv
+			if p.Settings.Queues {
+				// The queues are started in front of the program
+				// (TestSandboxQueues runs it).
+				argv = withoutQueueStart(t, argv, len(start))
+			}
+			if want := append(append(start, plan.ViewDir+"/bin/flux"), run...); !slices.Equal(argv, want) {
 				t.Errorf("flux start argv\n got %q\nwant %q", r.start.argv, want)
 			}
 			if r.run == nil {
@@ -524,6 +533,18 @@ func TestSandboxLeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withoutQueueStart is a flux start argv whose initial program, after
+// at, is bash -c <the queue start> start-queues <flux> <program>, with
+// the program alone there.
+func withoutQueueStart(t *testing.T, argv []string, at int) []string {
+	t.Helper()
+	if len(argv) < at+5 || !strings.HasSuffix(argv[at], "/bash") || argv[at+1] != "-c" || argv[at+3] != "start-queues" || argv[at+4] != plan.ViewDir+"/bin/flux" {
+		t.Errorf("flux start argv %q: the program is not started by bash -c ... start-queues %s/bin/flux", argv, plan.ViewDir)
+		return argv
+	}
+	return append(slices.Clip(argv[:at]), argv[at+5:]...)
 }
 
 // TestSandboxExitCodes checks that the container's exit code is the job's

@@ -34,6 +34,10 @@ var (
 	runText string
 	//go:embed entrypoint-elastic.sh.tmpl
 	elasticText string
+	//go:embed entrypoint-queues.sh.tmpl
+	queuesText string
+	//go:embed entrypoint-queues-joined.sh.tmpl
+	queuesJoinedText string
 )
 
 // values maps the placeholders of one template to their text.

@@ -43,6 +43,7 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 	notes.Add(note)
 	notes.Add(applyExclude(p))
 	notes.Add(shmNotes(p))
+	p.DefaultQueue = defaultQueue(p)
 	return p, notes
 }
 

@@ -216,6 +216,11 @@ type Plan struct {
 	// Interactive keeps the instance up with no command (broker.rc2_none).
 	Interactive bool
 
+	// DefaultQueue is, with the queues setting, the group whose queue a
+	// job submitted without one goes to; "" without the setting (each
+	// group's queue is named after it).
+	DefaultQueue string
+
 	// SetNetwork lists the spec.network fields to set on the user's behalf.
 	SetNetwork []Default
 

@@ -46,10 +46,15 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkOrdering(js))
 	found.Add(checkDeadline(js, &s, groups))
 	found.Add(checkElastic(js, &s, groups))
+	found.Add(checkQueueNames(js, &s, groups))
 	if found.HasErrors() {
 		return found
 	}
 	found.Add(checkResources(js, &s, groups))
+	if !found.HasErrors() {
+		// The groups the job runs on are known once the resources are.
+		found.Add(checkQueueJob(js, &s, groups))
+	}
 	found.Add(checkInteractive(js, &s, groups))
 	found.Add(checkInteractiveDrops(js, &s, groups))
 	found.Add(checkBrokerSize(js, &s, groups))

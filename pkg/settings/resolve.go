@@ -34,6 +34,7 @@ func Resolve(config Settings, js *jobset.JobSet) (Settings, finding.List) {
 	found.Add(f)
 	found.Add(s.Apply(env))
 	found.Add(checkPMI(&s))
+	found.Add(checkQueueKeys(&s))
 	s.Wrapped = wrapped
 	return s, found
 }

@@ -40,8 +40,11 @@ type Settings struct {
 	Port          int
 	// NetworkPolicy generates a NetworkPolicy that lets the instance's
 	// pods, and only them, talk to each other.
-	NetworkPolicy  bool
-	QueuePolicy    string
+	NetworkPolicy bool
+	QueuePolicy   string
+	// Queues makes every group a Flux queue of its name, whose jobs run
+	// only on its pods.
+	Queues         bool
 	ConnectTimeout string
 	// StartTimeout is how long, in seconds, the brokers wait for the
 	// instance to form before giving up (0: forever).

@@ -156,6 +156,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"true", "false"},
 			bad:  map[string]string{"True": `"true" or "false"`, "yes": `"true" or "false"`, "": `"true" or "false"`},
 		},
+		"queues": {
+			good: []string{"true", "false"},
+			bad:  map[string]string{"True": `"true" or "false"`, "1": `"true" or "false"`, "": `"true" or "false"`},
+		},
 		"run-options": {
 			good: []string{"", "-o pmi=pmix", "--exclusive", "-o cpu-affinity=per-task -o gpu-affinity=per-task", "--setattr=a.b=c", "-S user.duration=1", "-opmi=pmix", "-o=pmi=pmix", "-ux", "-vopmi=pmix", "--env=A=1 -l"},
 			bad: map[string]string{

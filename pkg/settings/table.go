@@ -109,6 +109,14 @@ var table = []Setting{
 		Default: "fcfs",
 		Doc:     "`fcfs`, `easy`, `conservative`, `hybrid`",
 		rule:    oneOf(func(s *Settings) *string { return &s.QueuePolicy }, "fcfs", "easy", "conservative", "hybrid")},
+	{Name: "queues", Field: "queues", Type: Boolean,
+		// Opt-in: once named queues exist Flux refuses a job that names
+		// none unless a default is set, and a run-mode job spanning
+		// several replicatedJobs could no longer be placed; every JobSet
+		// that does not ask keeps Flux's one anonymous queue.
+		Default: "false",
+		Doc:     "`\"true\"`: every replicatedJob that joins becomes a Flux queue of its name whose jobs run only on its pods (`flux submit -q gpu ...`); a job that names no queue goes to the default queue: the replicatedJob the command's `flux run` runs on (one only: a job runs in one queue), or with `launcher` or `interactive` rank 0's. broker-config may then set no `[queues]` and no `policy.jobspec.defaults.system.queue`. See \"Queues\"",
+		rule:    flagRule(func(s *Settings) *bool { return &s.Queues })},
 	{Name: "connect-timeout", Field: "connectTimeout", Type: String,
 		Default: "5s",
 		Doc:     "`tbon.connect_timeout`",
@@ -165,7 +173,7 @@ var table = []Setting{
 		Doc:  "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
 		rule: listRule(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
 	{Name: "broker-config", Field: "brokerConfig", Type: String,
-		Doc: "extra broker TOML (tables only), merged into `broker.toml`, e.g. `[resource]` `exclude = \"0\"`; an error on keys jobset-flux writes (`[bootstrap]`, `resource.config`/`path`/`noverify`, `sched-fluxion-qmanager.queue-policy`, `access.allow-root-owner`, `tbon.topo`/`connect_timeout`)",
+		Doc: "extra broker TOML (tables only), merged into `broker.toml`, e.g. `[resource]` `exclude = \"0\"`; an error on keys jobset-flux writes (`[bootstrap]`, `resource.config`/`path`/`noverify`, `sched-fluxion-qmanager.queue-policy`, `access.allow-root-owner`, `tbon.topo`/`connect_timeout`; with `queues`, `[queues]` and `policy.jobspec.defaults.system.queue`)",
 		rule: rule{parse: func(s *Settings, raw string) error {
 			doc, err := parseBrokerConfig(raw)
 			if err != nil {
