@@ -102,6 +102,7 @@ func TestElasticInstance(t *testing.T) {
 		}
 	}
 	exceptions := regexp.MustCompile(`long job event: .*`).FindAllString(log, -1)
+	t.Logf("the long job's exceptions: %q", exceptions)
 	if len(exceptions) == 0 || !slices.ContainsFunc(exceptions, func(e string) bool {
 		return strings.Contains(e, "rank 2") || strings.Contains(e, "rank 3")
 	}) {
