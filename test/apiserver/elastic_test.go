@@ -48,8 +48,8 @@ func resize(t *testing.T, js *unstructured.Unstructured, n int64) *unstructured.
 }
 
 // TestElasticSizesPolicy: deploy/elastic's ValidatingAdmissionPolicy,
-// applied as a user would, type-checks on a real kube-apiserver and holds
-// an elastic JobSet to the sizes it was rendered for: a resize within
+// applied as a user would, holds on a real kube-apiserver an elastic
+// JobSet to the sizes it was rendered for: a resize within
 // them is accepted, one above max-size or below min-size is refused with
 // a message naming the replicatedJob and the sizes; a JobSet rendered
 // without sizes is not its business.
@@ -73,25 +73,6 @@ func TestElasticSizesPolicy(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = env.dyn.Resource(gvr).Delete(context.Background(), o.GetName(), metav1.DeleteOptions{}) })
 	}
-	policyGVR := mustGVR(t, "admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		p, err := env.dyn.Resource(policyGVR).Get(ctx, "jobset-flux-elastic-sizes", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		_, checked, _ := unstructured.NestedMap(p.Object, "status", "typeChecking")
-		if !checked {
-			return false, nil
-		}
-		if warnings, _, _ := unstructured.NestedSlice(p.Object, "status", "typeChecking", "expressionWarnings"); len(warnings) > 0 {
-			t.Fatalf("the policy does not type-check: %v", warnings)
-		}
-		return true, nil
-	})
-	if err != nil {
-		t.Fatalf("the policy was never type-checked: %v", err)
-	}
-
 	jsGVR := mustGVR(t, "jobset.x-k8s.io", "v1alpha2", "JobSet")
 	create := func(name string, elastic bool) *unstructured.Unstructured {
 		t.Helper()
@@ -108,7 +89,9 @@ func TestElasticSizesPolicy(t *testing.T) {
 
 	js := create("grows", true)
 	// The policy is enforced a moment after it is created: wait until a
-	// resize beyond max-size is refused.
+	// resize beyond max-size is refused. (Its type check is reported by
+	// kube-controller-manager, which this server runs without: test/kube
+	// reads it on the cluster.)
 	var refused error
 	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, refused = env.dyn.Resource(jsGVR).Namespace("elastic").Update(ctx, resize(t, js, 5), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -129,6 +112,7 @@ func TestElasticSizesPolicy(t *testing.T) {
 			if !apierrors.IsInvalid(err) || !strings.Contains(msg, "replicatedJob w asks for ") || !strings.Contains(msg, "outside the 2 to 4 its Flux instance was rendered for") {
 				t.Errorf("resize to %d pods: refused, but not by the policy's message: %s", c.pods, msg)
 			}
+			t.Logf("resize to %d pods: %s", c.pods, msg)
 		default:
 			js = got
 		}
