@@ -124,9 +124,9 @@ func TestElasticGrowAndShrink(t *testing.T) {
 		}
 		return len(grownAt) == 2
 	})
-	log, grown := leaderLog("grown: 4 up")
+	_, grown := leaderLog("grown: 4 up")
 	t.Logf("elastic: grow 2 -> 4: patch to new pods Ready (joined) %v, to rank 0 seeing 4 up %.1f s", grownAt, grown.Seconds())
-	log, _ = leaderLog("long job started: ")
+	log, _ := leaderLog("long job started: ")
 	if !strings.Contains(log, "on: el-w-0-0 el-w-0-1 el-w-0-2 el-w-0-3 ") {
 		t.Errorf("the four-node job did not run on the four pods:\n%s", log)
 	}
@@ -145,7 +145,7 @@ func TestElasticGrowAndShrink(t *testing.T) {
 		}
 		return false
 	})
-	log, ended := leaderLog("long job ended: exit ")
+	_, ended := leaderLog("long job ended: exit ")
 	h := n.expectEnd("el", jobSetCompleted, instanceTimeout)
 	t.Logf("elastic: shrink 4 -> 2: patch to the long job's end %.1f s, to pods 2 and 3 gone %.1f s; then %s", ended.Seconds(), goneAt.Seconds(), h.summary())
 	log, _ = leaderLog("after: el-")
