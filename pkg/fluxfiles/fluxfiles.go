@@ -127,6 +127,7 @@ func entrypointScript(p *plan.Plan) (string, error) {
 		vals["elastic"] = strings.TrimSuffix(elasticText, "\n")
 		vals["rejoin"] = "\n        rejoin"
 	}
+	vals["hangs"] = strings.TrimSuffix(hangsText, "\n")
 	vals["queueStart"], vals["queueStartJoined"] = queueStart(p)
 	vals["interactive"] = ""
 	if p.Interactive {

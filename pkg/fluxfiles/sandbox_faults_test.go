@@ -1,8 +1,10 @@
 package fluxfiles
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +198,86 @@ func TestSandboxSetupShell(t *testing.T) {
 			if got := readFile(t, filepath.Join(pd.install, "setup.state")); len(got) != 0 {
 				t.Errorf("the setup state (the script's environment) was left behind: %d bytes", len(got))
 			}
+		})
+	}
+}
+
+// TestSandboxHungRankCutOff: rank 0 reads the resource journal once the
+// instance has formed; for each rank of a torpid event that is torpid
+// still, it raises an exception naming the rank on the jobs running
+// there, then disconnects it. A rank torpid once and lively again since
+// is left alone, as are the events of other names.
+func TestSandboxHungRankCutOff(t *testing.T) {
+	requireSandbox(t)
+	p := newPlan([]group{{"w", 1, 4, "js-w-0-[0-3]"}}, nil)
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	pd.term = 4 * time.Second
+	events := strings.Join([]string{
+		`{"timestamp": 1.0, "name": "online", "context": {"idset": "0-3"}}`,
+		`{"timestamp": 2.0, "name": "torpid", "context": {"idset": "1"}}`,
+		`{"timestamp": 3.0, "name": "lively", "context": {"idset": "1"}}`,
+		`{"timestamp": 4.0, "name": "torpid", "context": {"idset": "2-3"}}`,
+	}, "\n") + "\n"
+	env := []string{"STUB_HANG=1", "STUB_RANK=0", "STUB_EXIT=0", "STUB_STATE=run",
+		"STUB_EVENTS=" + events, "STUB_TORPID=2-3", "STUB_JOBS=f2XyZ\n"}
+	r := pd.runAs("app", nil, env, "true")
+	var got []string
+	for _, c := range r.cutOff {
+		got = append(got, strings.Join(c.argv, " "))
+	}
+	slices.Sort(got)
+	why := func(rank int) string {
+		return fmt.Sprintf("rank %d (host-%d) hung: its broker sent nothing for tbon.torpid_max; jobset-flux cut it off the instance", rank, rank)
+	}
+	want := []string{
+		"job raise --type=hang f2XyZ -- " + why(2),
+		"job raise --type=hang f2XyZ -- " + why(3),
+		"overlay disconnect 2",
+		"overlay disconnect 3",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rank 0 cut off\n%q\nwant\n%q\n%s", got, want, r.stderr)
+	}
+	checkLog(t, r.stderr, "jobset-flux: ", why(2))
+}
+
+// TestSandboxFollowerWatchesNoHangs: only rank 0 reads the journal; a
+// follower given the same torpid event cuts nothing off.
+func TestSandboxFollowerWatchesNoHangs(t *testing.T) {
+	requireSandbox(t)
+	p := newPlan([]group{{"w", 1, 4, "js-w-0-[0-3]"}}, nil)
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	pd.term = 3 * time.Second
+	env := []string{"STUB_HANG=1", "STUB_RANK=1", "STUB_EXIT=0", "STUB_STATE=run",
+		`STUB_EVENTS={"timestamp": 4.0, "name": "torpid", "context": {"idset": "2"}}` + "\n", "STUB_TORPID=2", "STUB_JOBS=f2XyZ\n"}
+	r := pd.runAs("app", nil, env, "true")
+	if len(r.cutOff) != 0 {
+		t.Errorf("a follower cut ranks off: %d calls\n%s", len(r.cutOff), r.stderr)
+	}
+}
+
+// TestSandboxCutOffFailsSuccess: when rank 0 cut off a hung rank, whose
+// pod cannot end, a command that succeeded still fails the pod (exit 122,
+// naming the rank, in the log and the termination message), and a failed
+// command keeps its exit code.
+func TestSandboxCutOffFailsSuccess(t *testing.T) {
+	requireSandbox(t)
+	p := newPlan([]group{{"w", 1, 4, "js-w-0-[0-3]"}}, nil)
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	pd.term = 4 * time.Second
+	events := `{"timestamp": 4.0, "name": "torpid", "context": {"idset": "3"}}` + "\n"
+	for _, c := range []struct{ broker, want int }{{0, 122}, {3, 3}} {
+		t.Run(fmt.Sprintf("broker exit %d", c.broker), func(t *testing.T) {
+			env := []string{"STUB_HANG=1", fmt.Sprintf("STUB_HANG_EXIT=%d", c.broker), "STUB_RANK=0", "STUB_EXIT=0",
+				"STUB_STATE=run", "STUB_EVENTS=" + events, "STUB_TORPID=3"}
+			r := pd.runAs("app", nil, env, "true")
+			if r.code != c.want {
+				t.Errorf("exit code %d, want %d:\n%s", r.code, c.want, r.stderr)
+			}
+			checkLog(t, r.stderr, "jobset-flux: ", "rank 0 cut off hung ranks, whose pods cannot end by themselves: 3 (host-3)")
 		})
 	}
 }

@@ -147,6 +147,7 @@ type result struct {
 	start, run     *call
 	version        *call
 	queue          *call
+	cutOff         []*call // flux job raise and flux overlay disconnect
 	otherRecording []string
 }
 
@@ -250,6 +251,8 @@ func (pd *pod) collect(r *result) {
 			r.version = c
 		case sub == "queue" && r.queue == nil:
 			r.queue = c
+		case sub == "job" || sub == "overlay":
+			r.cutOff = append(r.cutOff, c)
 		default:
 			r.otherRecording = append(r.otherRecording, name)
 		}

@@ -34,6 +34,8 @@ var (
 	runText string
 	//go:embed entrypoint-elastic.sh.tmpl
 	elasticText string
+	//go:embed entrypoint-hangs.sh.tmpl
+	hangsText string
 	//go:embed entrypoint-queues.sh.tmpl
 	queuesText string
 	//go:embed entrypoint-queues-joined.sh.tmpl
