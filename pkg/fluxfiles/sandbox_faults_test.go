@@ -281,3 +281,31 @@ func TestSandboxCutOffFailsSuccess(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxLeaderHung: a follower that hears no heartbeat from rank 0
+// for tbon.torpid_max and two heartbeat periods stops its broker and
+// exits 122 naming rank 0; one whose heartbeat stream ends (its broker
+// went, as at every instance's end) exits with its broker's status.
+func TestSandboxLeaderHung(t *testing.T) {
+	requireSandbox(t)
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil)
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	pd.term = 8 * time.Second
+	begin := time.Now()
+	r := pd.runAs("app", nil, []string{"STUB_HANG=1", "STUB_RANK=1", "STUB_EXIT=0", "STUB_STATE=run",
+		"STUB_NO_PULSE=1", "STUB_TORPID_MAX=1", "STUB_PERIOD=0"}, "true")
+	if r.code != 122 {
+		t.Errorf("exit code %d, want 122:\n%s", r.code, r.stderr)
+	}
+	if took := time.Since(begin); took >= pd.term {
+		t.Errorf("ended after %v, at the SIGTERM, not after the 1 s without a heartbeat:\n%s", took, r.stderr)
+	}
+	checkLog(t, r.stderr, "jobset-flux: ", "error: rank 0 (host-0) hung, or this broker is cut off from it: no heartbeat for 1s (tbon.torpid_max and two heartbeat periods): stopping this broker")
+
+	pd.term = 3 * time.Second
+	r = pd.runAs("app", nil, []string{"STUB_HANG=1", "STUB_RANK=1", "STUB_EXIT=0", "STUB_STATE=run", "STUB_TORPID_MAX=1", "STUB_PERIOD=0"}, "true")
+	if r.code != 0 || strings.Contains(r.stderr, "hung") {
+		t.Errorf("with the heartbeat stream ended: exit code %d, want the broker's 0:\n%s", r.code, r.stderr)
+	}
+}

@@ -122,3 +122,44 @@ func TestHungRankLauncher(t *testing.T) {
 	}
 	expectEnd(t, res, "Failed")
 }
+
+// TestHungLeader: when rank 0 itself hangs mid-job, nobody is left to cut
+// it off, and its followers' TCP connections to it stay up. They hear no
+// heartbeat.pulse for tbon.torpid_max and two heartbeat periods, stop
+// their brokers and exit 122 naming rank 0, and the JobSet fails.
+func TestHungLeader(t *testing.T) {
+	t.Parallel()
+	requireEnv(t)
+	w := group{name: "w", replicas: 1, completions: 3}
+	r := start(t, render(t, jobSet(t, "hungr0", nil, []string{"sleep", "600"}, w)), nil)
+	leader := "hungr0-w-0-0"
+	r.waitRunning(t, leader)
+	frozen := time.Now()
+	if err := r.c.Freeze(leader); err != nil {
+		t.Fatal(err)
+	}
+	res := r.wait(instanceTimeout)
+	took := time.Since(frozen)
+	t.Logf("JobSet %s %s after the freeze", res.State, took.Round(time.Second))
+	// The first follower to give up fails the JobSet, whose end may stop
+	// the other before it gives up too.
+	named := 0
+	for _, h := range []string{"hungr0-w-0-1", "hungr0-w-0-2"} {
+		got, _ := r.c.Pod(h).Result("app")
+		out := logs(r.c.Pod(h), "app")
+		t.Logf("%s: exit %d", h, got.ExitCode)
+		if got.ExitCode == 0 {
+			t.Errorf("%s exit 0, want non-zero:\n%s", h, out)
+		}
+		if got.ExitCode == 122 && strings.Contains(out, "rank 0 (hungr0-w-0-0) hung, or this broker is cut off from it: no heartbeat for 34s") {
+			named++
+		}
+	}
+	if named == 0 {
+		t.Errorf("no follower exited 122 naming rank 0")
+	}
+	if bound := hungBound(34 * time.Second); took > bound {
+		t.Errorf("the JobSet took %s after the freeze to end, more than %s", took.Round(time.Second), bound)
+	}
+	expectEnd(t, res, "Failed")
+}
