@@ -243,7 +243,9 @@ func TestSandboxHungRankCutOff(t *testing.T) {
 }
 
 // TestSandboxFollowerWatchesNoHangs: only rank 0 reads the journal; a
-// follower given the same torpid event cuts nothing off.
+// follower given the same torpid event cuts nothing off. Its watch on
+// rank 0 reads Flux's defaults (tbon.torpid_max and heartbeat.period
+// unset) without a shell error.
 func TestSandboxFollowerWatchesNoHangs(t *testing.T) {
 	requireSandbox(t)
 	p := newPlan([]group{{"w", 1, 4, "js-w-0-[0-3]"}}, nil)
@@ -255,6 +257,9 @@ func TestSandboxFollowerWatchesNoHangs(t *testing.T) {
 	r := pd.runAs("app", nil, env, "true")
 	if len(r.cutOff) != 0 {
 		t.Errorf("a follower cut ranks off: %d calls\n%s", len(r.cutOff), r.stderr)
+	}
+	if strings.Contains(r.stderr, plan.EntrypointPath+": line") {
+		t.Errorf("the entrypoint's shell reported an error:\n%s", r.stderr)
 	}
 }
 

@@ -122,7 +122,12 @@ func (pd *pod) buildImage() {
 	mkdir(t, filepath.Join(sw, "lib/python3.11/site-packages/flux"), 0o755)
 	writeFile(t, filepath.Join(sw, "bin/flux"), string(stub), 0o755)
 	writeFile(t, filepath.Join(sw, "lib/libflux-core.so.2"), "not really ELF", 0o755)
-	writeFile(t, filepath.Join(sw, "lib/python3.11/site-packages/flux/__init__.py"), "", 0o644)
+	// The stub runs flux python on these stand-ins for the bindings.
+	site := filepath.Join(sw, "lib/python3.11/site-packages/flux")
+	mkdir(t, filepath.Join(site, "resource"), 0o755)
+	writeFile(t, filepath.Join(site, "__init__.py"), string(readFile(t, "testdata/pyflux/__init__.py")), 0o644)
+	writeFile(t, filepath.Join(site, "resource/__init__.py"), "", 0o644)
+	writeFile(t, filepath.Join(site, "resource/journal.py"), string(readFile(t, "testdata/pyflux/journal.py")), 0o644)
 	// A mode the default umask would change, to see modes preserved.
 	writeFile(t, filepath.Join(sw, "share-writable"), "x", 0o666)
 	mkdir(t, filepath.Join(pd.image, "software/.spack-db"), 0o755)

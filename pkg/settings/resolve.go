@@ -35,6 +35,7 @@ func Resolve(config Settings, js *jobset.JobSet) (Settings, finding.List) {
 	found.Add(s.Apply(env))
 	found.Add(checkPMI(&s))
 	found.Add(checkQueueKeys(&s))
+	found.Add(checkTorpid(&s))
 	s.Wrapped = wrapped
 	return s, found
 }

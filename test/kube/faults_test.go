@@ -273,6 +273,10 @@ func TestStartTimeoutUnschedulable(t *testing.T) {
 // container starts while its follower is still in a 20 s init container,
 // and kubectl wait --for=condition=Ready passes only after the leader's
 // log says the instance formed.
+// probeWait is how long one exec of the rendered startup probe waits for
+// the join before it fails (pkg/jobsetrender's probeWait).
+const probeWait = 50 * time.Second
+
 func TestReadyMeansJoined(t *testing.T) {
 	t.Parallel()
 	n := newNamespace(t, "ready-joined")
@@ -306,14 +310,16 @@ func TestReadyMeansJoined(t *testing.T) {
 		t.Errorf("the leader was Ready %v after its container ran: before its follower could join", ready.Sub(running))
 	}
 	// One probe exec waits for the join, so Ready follows it closely and
-	// no probe failed (each failure is an Unhealthy event).
+	// no probe failed (each failure is an Unhealthy event) unless the
+	// instance took longer than one exec's wait to form, as it may on a
+	// crowded node: then one failure for each wait that passed.
 	joined, readyAt := joinedAndReady(t, n, leader)
 	t.Logf("the leader's log said joined at %s, Ready at %s", joined.Format(time.TimeOnly), readyAt.Format(time.TimeOnly))
 	if lag := readyAt.Sub(joined); lag < -time.Second || lag > 3*time.Second {
 		t.Errorf("Ready came %v after the log said the instance formed, want within 3 s (the condition's time has whole seconds)", lag)
 	}
-	if c := n.eventCount("Pod", "Unhealthy"); c != 0 {
-		t.Errorf("%d startup probe failures while the instance formed in %v; want none: one probe waits for the join", c, ready.Sub(running))
+	if c, most := n.eventCount("Pod", "Unhealthy"), int(ready.Sub(running)/probeWait); c > most {
+		t.Errorf("%d startup probe failures while the instance formed in %v; want at most %d: one probe waits %v for the join", c, ready.Sub(running), most, probeWait)
 	}
 	n.expectEnd("ready", jobSetCompleted, instanceTimeout)
 }
