@@ -3,11 +3,10 @@
 # JobSet (64 pods, view-mount image) with a command that keeps the
 # instance up for DURATION seconds (default 120) to the running test
 # cluster (make kube-up), and while it runs reads /proc for the watches'
-# processes: rank 0's `flux resource eventlog --follow` and each
-# follower's `flux event sub heartbeat.pulse`, with the bash subshells
-# that read them. Prints their count, CPU seconds and resident memory at
-# the end of the run (docs/contributing/faults.md). Run it on an idle
-# machine, alone.
+# processes: rank 0's journal reader (flux python) and each follower's
+# `flux event sub heartbeat.pulse`. Prints their count, CPU seconds and
+# resident memory at the end of the run (docs/contributing/faults.md).
+# Run it on an idle machine, alone.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -28,13 +27,13 @@ hz=$(getconf CLK_TCK)
 sample() {
   local p cmd stat rss kind
   for p in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+    cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
     case $cmd in
-    *"eventlog --follow --format=json"*) kind=journal ;;
+    *ResourceJournalConsumer*) kind=journal ;;
     *"sub heartbeat.pulse"*) kind=pulse ;;
     *) continue ;;
     esac
-    read -ra stat <"$p/stat" 2>/dev/null || continue
+    read -ra stat 2>/dev/null <"$p/stat" || continue
     rss=$(awk '/^VmRSS/ {print $2}' "$p/status" 2>/dev/null) || continue
     echo "$kind ${p#/proc/} $((stat[13] + stat[14])) ${rss:-0}"
   done
