@@ -41,8 +41,8 @@ func checkTorpid(s *Settings) finding.List {
 		if tbon, ok := s.BrokerConfig["tbon"].(map[string]any); ok {
 			if raw, set := tbon[v.key]; set {
 				text, isString := raw.(string)
-				seconds, err := fsdSeconds(text)
-				if !isString || err != nil {
+				seconds, ok := fsdSeconds(text)
+				if !isString || !ok {
 					found.Errorf(s.Origin("broker-config"), "broker-config tbon.%s = %s is not a Flux duration string, so the broker would not start: write it like %s = \"30s\"", v.key, tomlText(raw), v.key)
 					continue
 				}
@@ -54,8 +54,8 @@ func checkTorpid(s *Settings) finding.List {
 			if !set {
 				continue
 			}
-			seconds, err := fsdSeconds(text)
-			if err != nil {
+			seconds, ok := fsdSeconds(text)
+			if !ok {
 				found.Errorf(s.Origin("broker-attributes"), "broker-attributes word %s is not a Flux duration, so the broker would not start: write it like tbon.%s=30s", finding.Quote(word), v.key)
 				continue
 			}
@@ -89,30 +89,13 @@ func setting(from string) string {
 	return "broker-config"
 }
 
-// fsdSeconds parses a Flux Standard Duration: a non-negative number with
-// an optional unit (ms, s, m, h, d), or inf/infinity without one.
-func fsdSeconds(text string) (float64, error) {
+// fsdSeconds is DurationSeconds with Flux's inf and infinity, which
+// the torpid settings accept.
+func fsdSeconds(text string) (float64, bool) {
 	if text == "inf" || text == "infinity" {
-		return math.Inf(1), nil
+		return math.Inf(1), true
 	}
-	number, scale := text, 1.0
-	for _, u := range []struct {
-		suffix string
-		scale  float64
-	}{{"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}} {
-		if n, ok := strings.CutSuffix(text, u.suffix); ok {
-			number, scale = n, u.scale
-			break
-		}
-	}
-	if number == "" || strings.Trim(number, "0123456789.") != "" || strings.Count(number, ".") > 1 {
-		return 0, fmt.Errorf("not a duration: %s", finding.Quote(text))
-	}
-	v, err := strconv.ParseFloat(number, 64)
-	if err != nil {
-		return 0, fmt.Errorf("not a duration: %s: %w", finding.Quote(text), err)
-	}
-	return v * scale, nil
+	return DurationSeconds(text)
 }
 
 // tomlText shows a decoded TOML value as the user wrote it, near enough.
