@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -138,9 +139,25 @@ func FirstDifference(got, want string) string {
 // runs, so its line saying the instance has formed can fall between two
 // lines of the job's output.
 func WithoutEntrypointLines(log string) string {
+	return without(log, func(line string) bool { return strings.HasPrefix(line, "jobset-flux: ") })
+}
+
+// brokerLine matches a broker's own log line at a log-stderr-level the
+// user raised: "<6>broker.info[0]: ...".
+var brokerLine = regexp.MustCompile(`^<[0-7]>`)
+
+// WithoutBrokerLines is a container log without the brokers' own log
+// lines: another process writes them to the same stream, so one can fall
+// between two lines of the job's output.
+func WithoutBrokerLines(log string) string {
+	return without(log, brokerLine.MatchString)
+}
+
+// without is log with the lines drop matches taken out.
+func without(log string, drop func(line string) bool) string {
 	var b strings.Builder
 	for line := range strings.Lines(log) {
-		if !strings.HasPrefix(line, "jobset-flux: ") {
+		if !drop(line) {
 			b.WriteString(line)
 		}
 	}

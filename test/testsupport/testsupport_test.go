@@ -65,3 +65,13 @@ func TestWithoutEntrypointLines(t *testing.T) {
 		t.Errorf("WithoutEntrypointLines = %q, want %q", got, want)
 	}
 }
+
+// TestWithoutBrokerLines: the broker-tuning log of a CI run, where a
+// broker's info line fell inside the job's output.
+func TestWithoutBrokerLines(t *testing.T) {
+	log := "schedulable nodes: 3\n<6>broker.info[0]: rc2.0: bash -c x\ntuned-workers-0-0\n<6>broker.info[0]:  Exited (rc=0) 15.9s\ntuned-workers-0-1\n<not a level> kept\n"
+	want := "schedulable nodes: 3\ntuned-workers-0-0\ntuned-workers-0-1\n<not a level> kept\n"
+	if got := WithoutBrokerLines(log); got != want {
+		t.Errorf("WithoutBrokerLines = %q, want %q", got, want)
+	}
+}
