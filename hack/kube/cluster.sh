@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# A real single-node Kubernetes cluster on this machine, from nothing:
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-# containerd + runc, the CNI bridge, CoreDNS, the JobSet controller and Kueue
+# A real Kubernetes cluster on this machine, from nothing: etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler, a first node
+# (kubelet, containerd + runc, the CNI bridge) and KUBE_WORKERS worker nodes
+# of their own network and mount namespaces (hack/kube/nodes.sh), CoreDNS,
+# the JobSet controller and Kueue
 # (hack/kube/kueue.sh) with their webhooks, NetworkPolicy enforcement
 # (hack/kube/netpol.sh, kube-router), every daemon a background process
 # with a PID file and a log in the state directory (no systemd here). See
 # docs/contributing/kubernetes.md.
 #
-# Usage: hack/kube/cluster.sh up|down|status|env
+# Usage: hack/kube/cluster.sh up|down|status|env|node
 #   up      build or reuse everything (hack/kube/build.sh, the images and
 #           registry of hack/kube/images and hack/kube/registry), clean what a
-#           killed run left behind, start, and wait until the node is Ready,
+#           killed run left behind, start, and wait until every node is Ready,
 #           DNS answers and the JobSet webhooks admit a good JobSet and reject
 #           a bad one. A healthy running cluster is left as is (FRESH=1
 #           restarts it).
 #   down    stop everything and restore what up changed on the machine.
 #   status  exit 0 if the cluster is running and healthy.
 #   env     print `export KUBECONFIG=... KUBECTL=...`.
+#   node ACTION NODE
+#           a node fault done to a worker: off, on, freeze, thaw, cut,
+#           reconnect (hack/kube/nodes.sh, cmd_node).
 # KUBE_STATE_DIR (default /var/lib/jobset-flux-kube) holds all state.
 set -euo pipefail
 
@@ -26,12 +31,22 @@ S=${KUBE_STATE_DIR:-/var/lib/jobset-flux-kube}
 NODE=${KUBE_NODE_NAME:-jobset-flux-node}
 NODE_CPUS=${KUBE_NODE_CPUS:-16}
 NODE_GPUS=${KUBE_NODE_GPUS:-8}
+WORKERS=${KUBE_WORKERS:-3}
+WORKER_CPUS=${KUBE_WORKER_CPUS:-4}
 # Addresses that clash with nothing on `ip route` here (docker: 172.17/16).
 BR=jfkube0
 BR_IP=10.250.0.1
 POD_SUBNET=10.250.0.0/24
-POD_RANGE_START=10.250.0.10
-POD_RANGE_END=10.250.0.250
+# Every node's pod subnet: the first node's above, worker i's 10.250.i.0/24.
+PODS_CIDR=10.250.0.0/16
+# The node network the workers are on; the first node is HOST_NODE_IP there.
+NODE_BR=jfnodes0
+NODE_NET=10.249.0
+HOST_NODE_IP=$NODE_NET.1
+WORKER_TAINT=jobset-flux.test/worker=true:NoSchedule
+WORKER_POOL_LABEL=jobset-flux.test/pool=workers
+TOPOLOGY_BLOCK_LABEL=jobset-flux.test/block
+TOPOLOGY_RACK_LABEL=jobset-flux.test/rack
 SVC_CIDR=10.251.0.0/24
 SVC_IP=10.251.0.1
 # Ports away from the usual defaults, so a cluster of another kind can coexist.
@@ -64,6 +79,8 @@ BINDS=("/var/lib/kubelet kubelet" "/var/log/containers log/containers" "/var/log
 
 # shellcheck source-path=SCRIPTDIR
 source "$here/config.sh"
+# shellcheck source-path=SCRIPTDIR
+source "$here/nodes.sh"
 
 log() { printf 'kube: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -75,7 +92,8 @@ main() {
   down) lock && cmd_down ;;
   status) cmd_status ;;
   env) cmd_env ;;
-  *) die "usage: $0 up|down|status|env" ;;
+  node) shift && cmd_node "$@" ;;
+  *) die "usage: $0 up|down|status|env|node" ;;
   esac
 }
 
@@ -113,8 +131,9 @@ cmd_status() {
     alive "$d" || { log "$d is not running"; return 1; }
   done
   kubectl get --raw /readyz >/dev/null 2>&1 || { log "apiserver not ready"; return 1; }
-  node_ready || { log "node not Ready"; return 1; }
-  log "running: $(kubectl get node "$NODE" --no-headers 2>/dev/null)"
+  node_ready "$NODE" || { log "node not Ready"; return 1; }
+  workers_alive || return 1
+  log "running: $(kubectl get nodes --no-headers 2>/dev/null | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }')"
 }
 
 cmd_up() {
@@ -136,13 +155,17 @@ cmd_up() {
   local built=$SECONDS
   mkdir -p "$S/run" "$S/log" "$S/saved"
   echo "$BINS" >"$S/bins"
+  echo "$CONTAINERD" >"$S/containerd-dir"
   save_machine_state
   write_all_configs
   start_network
+  start_node_network
   start_control_plane
   start_node
+  start_workers
   start_addons
   wait_healthy
+  wait_workers
   bash "$here/netpol.sh" up
   bash "$here/kueue.sh" up
   log "up in $((SECONDS - built)) s after $((built - start)) s of build checks (total $((SECONDS - start)) s)"
@@ -152,14 +175,18 @@ write_all_configs() {
   write_pki
   local k
   for k in admin controller-manager scheduler kubelet; do write_kubeconfig "$k"; done
-  write_containerd_config
-  write_cni_config
-  write_kubelet_config
+  write_containerd_config "$S"
+  write_cni_config "$S" "$BR" "$POD_SUBNET" "$BR_IP"
+  write_kubelet_config "$S" "$BR_IP" "$CGROUP_ROOT" kubelet-serving
   write_coredns_config
   write_jobset_config
   write_webhooks
   write_fake_cpus "$NODE_CPUS" "$S/fake"
   bash "$here/images/hosts.sh" "$S/certs.d" "$REGISTRY_PORT" "$IMAGES/refs.txt" >/dev/null
+  # Every node pulls from the registry on the node network, where the
+  # workers reach it (and no pod does).
+  sed -i "s|127.0.0.1:$REGISTRY_PORT|$HOST_NODE_IP:$REGISTRY_PORT|g" "$S"/certs.d/*/hosts.toml
+  write_worker_configs
 }
 
 # --- processes ---------------------------------------------------------------
@@ -367,14 +394,14 @@ in_ns() { nsenter -t "$(cat "$S/run/mntns.pid")" -m -- "$@"; }
 # kubelet (their mounts, the pods' netns files and the CPU view live and die
 # with it), then the two daemons inside it.
 start_node() {
-  daemon registry "$REGISTRY" -layout "$IMAGES/oci" -listen "127.0.0.1:$REGISTRY_PORT" \
+  daemon registry "$REGISTRY" -layout "$IMAGES/oci" -listen "$HOST_NODE_IP:$REGISTRY_PORT" \
     -log "$S/log/registry-access.log"
   # One process holds the namespace: sleep, named so its command line shows
   # the state dir (a child of a killed shell would keep the namespace alive).
   # shellcheck disable=SC2016 # $0 is the inner shell's
   daemon mntns unshare --mount --propagation private -- \
     bash -c 'exec -a "$0" sleep infinity' "jobset-flux-kube-mntns $S"
-  wait_for "the mount namespace" 5 mntns_ready
+  wait_for "the mount namespace" 5 mntns_ready mntns
   readlink "/proc/$(cat "$S/run/mntns.pid")/ns/mnt" >"$S/run/mntns.id"
   local b host sub
   for b in "${BINDS[@]}"; do
@@ -385,7 +412,7 @@ start_node() {
   in_ns mount --bind "$S/fake/cpu" /sys/devices/system/cpu
   in_ns mount --bind "$S/fake/node" /sys/devices/system/node
   in_ns mount --bind "$S/fake/cpuinfo" /proc/cpuinfo
-  make_cgroup_root
+  make_cgroup_root "$CGROUP_ROOT"
   # PATH: containerd looks its shim up there first, and must find its own
   # (a Debian containerd-shim-runc-v2 1.6 may be installed too).
   daemon containerd nsenter -t "$(cat "$S/run/mntns.pid")" -m -- \
@@ -396,10 +423,10 @@ start_node() {
     --hostname-override "$NODE" --node-ip "$BR_IP" --v 1
 }
 
-# mntns_ready: the holder runs in a mount namespace other than ours.
+# mntns_ready NAME: the holder NAME runs in a mount namespace other than ours.
 mntns_ready() {
   local ns
-  ns=$(readlink "/proc/$(cat "$S/run/mntns.pid")/ns/mnt") || return 1
+  ns=$(readlink "/proc/$(cat "$S/run/$1.pid")/ns/mnt") || return 1
   [[ $ns != "$(readlink /proc/self/ns/mnt)" ]]
 }
 
@@ -411,22 +438,23 @@ cgroup_dirs() {
   done
 }
 
-# make_cgroup_root: the kubelet wants its cgroupRoot to exist. cpuset starts
-# empty in cgroups v1: copy the parent's CPUs and memory nodes.
+# make_cgroup_root NAME: a kubelet wants its cgroupRoot to exist. cpuset
+# starts empty in cgroups v1: copy the parent's CPUs and memory nodes.
 make_cgroup_root() {
-  local d
+  local d root=$1
   for d in $(cgroup_dirs); do
     [[ $d == */unified ]] && continue
-    mkdir -p "$d/$CGROUP_ROOT"
+    mkdir -p "$d/$root"
   done
   if [[ -f /sys/fs/cgroup/cpuset/cpuset.cpus ]]; then
-    cat /sys/fs/cgroup/cpuset/cpuset.cpus >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.cpus"
-    cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.mems"
+    cat /sys/fs/cgroup/cpuset/cpuset.cpus >"/sys/fs/cgroup/cpuset/$root/cpuset.cpus"
+    cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$root/cpuset.mems"
   fi
 }
 
+# node_ready NAME
 node_ready() {
-  [[ $(kubectl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
+  [[ $(kubectl get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
 }
 
 # --- add-ons -----------------------------------------------------------------
@@ -448,7 +476,7 @@ crd_established() {
 # --- health ------------------------------------------------------------------
 
 wait_healthy() {
-  wait_for "node $NODE Ready" 120 node_ready
+  wait_for "node $NODE Ready" 120 node_ready "$NODE"
   # Extended resources are what a device plugin would advertise; the kubelet
   # keeps capacity it does not manage, so a status patch stands in for one.
   kubectl patch node "$NODE" --subresource status --type json \
@@ -517,18 +545,22 @@ cmd_down() {
   local start=$SECONDS
   down_step bash "$here/kueue.sh" down
   down_step bash "$here/netpol.sh" down
-  down_step stop_daemons jobset coredns kubelet
+  # shellcheck disable=SC2046 # a list of names
+  down_step stop_daemons jobset coredns kubelet $(worker_daemons kubelet)
   down_step kill_pods
-  down_step stop_daemons containerd
-  down_step kill_by_cmdline "$SOCK" # shims outlive a killed containerd
+  # shellcheck disable=SC2046 # a list of names
+  down_step stop_daemons containerd $(worker_daemons containerd)
+  down_step kill_shims
   down_step kill_pods
   # The API server before etcd, which its shutdown still talks to: stopped
   # together after a test run, it outlived TERM by 10 s and was killed.
-  down_step stop_daemons mntns registry scheduler controller-manager apiserver
+  # shellcheck disable=SC2046 # a list of names
+  down_step stop_daemons mntns $(worker_daemons mntns) registry scheduler controller-manager apiserver
   down_step stop_daemons etcd
   down_step kill_by_cmdline "$S"
   down_step kill_in_mntns
   down_step remove_cgroups
+  down_step stop_worker_networks
   down_step stop_network
   down_step restore_machine_state
   down_step unmount_under "$S"
@@ -556,20 +588,48 @@ down_step() {
   if ((SECONDS - s >= 3)); then log "down: $1${2:+ $2} took $((SECONDS - s)) s"; fi
 }
 
-# pod_cgroups: the cgroups of our pods' containers in every hierarchy. With
-# no QoS cgroups containerd puts each under k8s.io/<container id>; the ids are
-# those of the tasks in our containerd's state dir (it survives a kill -9).
-pod_cgroups() {
-  local d id ids=()
-  if [[ -d $S/containerd/state/io.containerd.runtime.v2.task/k8s.io ]]; then
-    mapfile -t ids < <(ls "$S/containerd/state/io.containerd.runtime.v2.task/k8s.io")
-  fi
+# node_dirs: the state directory of every node, the first one's and each
+# worker's.
+node_dirs() {
+  echo "$S"
+  local i
+  for i in $(worker_indexes); do worker_dir "$i"; done
+}
+
+# container_cgroups BASE [HIERARCHY]: the cgroups of the containers of the
+# node whose directory is BASE, in every hierarchy or in HIERARCHY. With no
+# QoS cgroups containerd puts each under k8s.io/<container id>; the ids are
+# those of the tasks in the node's containerd state dir (it survives a
+# kill -9).
+container_cgroups() {
+  local tasks=$1/containerd/state/io.containerd.runtime.v2.task/k8s.io d id ids=()
+  [[ -d $tasks ]] || return 0
+  mapfile -t ids < <(ls "$tasks")
   for d in $(cgroup_dirs); do
-    if [[ -d $d/$CGROUP_ROOT ]]; then echo "$d/$CGROUP_ROOT"; fi
+    [[ -z ${2:-} || $d == */"$2" ]] || continue
     for id in "${ids[@]}"; do
       if [[ -d $d/k8s.io/$id ]]; then echo "$d/k8s.io/$id"; fi
     done
   done
+}
+
+# pod_cgroups: the cgroups of every node's containers in every hierarchy,
+# and the nodes' cgroup roots.
+pod_cgroups() {
+  local d base
+  for d in $(cgroup_dirs); do
+    for base in "$d/$CGROUP_ROOT" "$d/$CGROUP_ROOT"-w*; do
+      if [[ -d $base ]]; then echo "$base"; fi
+    done
+  done
+  for base in $(node_dirs); do container_cgroups "$base"; done
+}
+
+# kill_shims: containerd's shims outlive a killed containerd; each names
+# its node's socket.
+kill_shims() {
+  local base
+  for base in $(node_dirs); do kill_by_cmdline "$base/containerd/containerd.sock"; done
 }
 
 # kill_pods: every process in our pods' cgroups, until none is left.
@@ -599,12 +659,18 @@ kill_by_cmdline() {
   done
 }
 
-# kill_in_mntns: KILL whatever still runs in the node's mount namespace (it
+# kill_in_mntns: KILL whatever still runs in a node's mount namespace (it
 # lives as long as one process does, and its mounts with it).
 kill_in_mntns() {
-  [[ -f $S/run/mntns.id ]] || return 0
-  local ns p i left
-  ns=$(cat "$S/run/mntns.id")
+  local f
+  for f in "$S"/run/*mntns.id; do
+    if [[ -f $f ]]; then kill_in_mntns_of "$(cat "$f")"; fi
+  done
+}
+
+# kill_in_mntns_of NS: KILL every process in mount namespace NS.
+kill_in_mntns_of() {
+  local ns=$1 p i left
   for ((i = 0; i < 20; i++)); do
     left=0
     for p in /proc/[0-9]*; do
@@ -616,7 +682,7 @@ kill_in_mntns() {
     ((left)) || return 0
     sleep 0.1
   done
-  log "warning: processes left in the node's mount namespace $ns"
+  log "warning: processes left in a node's mount namespace $ns"
 }
 
 remove_cgroups() {

@@ -79,12 +79,15 @@ EOF
 # this machine needs (cgroups v1, no CAP_SYS_RESOURCE); images come only from
 # the local registry through config_path (image volumes are pulled the same
 # way). NRI is off: it would make a socket under the host's /var/run/nri.
+# BASE is the node's directory: $S for the first node, $S/nodes/<w> for a
+# worker (hack/kube/nodes.sh); each node has its own containerd.
 write_containerd_config() {
-  mkdir -p "$S/containerd"
-  cat >"$S/containerd/config.toml" <<EOF
+  local base=$1
+  mkdir -p "$base/containerd"
+  cat >"$base/containerd/config.toml" <<EOF
 version = 3
-root = "$S/containerd/root"
-state = "$S/containerd/state"
+root = "$base/containerd/root"
+state = "$base/containerd/state"
 oom_score = 0
 # The opt plugin would create /opt/containerd; the others need what is not here.
 disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri",
@@ -92,10 +95,10 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri",
   "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
 
 [grpc]
-  address = "$SOCK"
+  address = "$base/containerd/containerd.sock"
 
 [ttrpc]
-  address = "$S/containerd/containerd.sock.ttrpc"
+  address = "$base/containerd/containerd.sock.ttrpc"
 
 [metrics]
   address = ""
@@ -109,7 +112,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri",
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "$PAUSE_IMAGE"
   [plugins."io.containerd.cri.v1.images".registry]
-    config_path = "$S/certs.d"
+    config_path = "$base/certs.d"
 
 [plugins."io.containerd.cri.v1.runtime"]
   restrict_oom_score_adj = true
@@ -124,30 +127,35 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri",
         BinaryName = "$(command -v runc)"
   [plugins."io.containerd.cri.v1.runtime".cni]
     bin_dirs = ["$CNI_BIN"]
-    conf_dir = "$S/cni/net.d"
+    conf_dir = "$base/cni/net.d"
 EOF
 }
 
-# write_cni_config: the pod network, a bridge the host holds the first
-# address of. isGateway false and no routes: pods get no default route, so
-# they can reach only the bridge subnet and the host, never another machine.
+# write_cni_config BASE BRIDGE SUBNET GATEWAY: the node's pod network, a
+# bridge the node holds the gateway address of. isGateway false and one
+# route: pods get no default route, only one to every node's pod subnet
+# (PODS_CIDR) through their node, so they reach other pods and the
+# cluster's DNS on the first node's bridge address, never another machine.
 write_cni_config() {
-  mkdir -p "$S/cni/net.d"
-  cat >"$S/cni/net.d/10-jobset-flux.conflist" <<EOF
+  local base=$1 bridge=$2 subnet=$3 gateway=$4 prefix
+  prefix=${subnet%.*/*}
+  mkdir -p "$base/cni/net.d"
+  cat >"$base/cni/net.d/10-jobset-flux.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "jobset-flux-kube",
   "plugins": [
     {
       "type": "bridge",
-      "bridge": "$BR",
+      "bridge": "$bridge",
       "isGateway": false,
       "isDefaultGateway": false,
       "ipMasq": false,
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": "$POD_SUBNET", "rangeStart": "$POD_RANGE_START", "rangeEnd": "$POD_RANGE_END"}]]
+        "ranges": [[{"subnet": "$subnet", "rangeStart": "$prefix.10", "rangeEnd": "$prefix.250"}]],
+        "routes": [{"dst": "$PODS_CIDR", "gw": "$gateway"}]
       }
     }
   ]
@@ -155,32 +163,36 @@ write_cni_config() {
 EOF
 }
 
-# write_kubelet_config: cgroups v1 (failCgroupV1 false, cgroupfs) under a
-# cgroup root of its own, so cleanup knows exactly which cgroups are ours;
-# protectKernelDefaults false (it would refuse to start: cluster.sh saves and
-# restores the tunables it rewrites); DNS is CoreDNS on the bridge IP.
+# write_kubelet_config BASE IP CGROUP_ROOT CERT [TAINT]: one node's kubelet.
+# cgroups v1 (failCgroupV1 false, cgroupfs) under a cgroup root of the
+# node's own, so cleanup knows exactly which cgroups are ours;
+# protectKernelDefaults false (it would refuse to start: cluster.sh saves
+# and restores the tunables it rewrites); DNS is CoreDNS on the first
+# node's bridge address. CERT names the node's serving certificate in the
+# PKI; TAINT, when given, is registered with the node (key=value:Effect).
 write_kubelet_config() {
-  mkdir -p "$S/kubelet-config"
-  printf 'nameserver %s\n' "$BR_IP" >"$S/kubelet-config/resolv.conf"
-  cat >"$S/kubelet-config/config.yaml" <<EOF
+  local base=$1 ip=$2 cgroup_root=$3 cert=$4 taint=${5:-}
+  mkdir -p "$base/kubelet-config"
+  printf 'nameserver %s\n' "$BR_IP" >"$base/kubelet-config/resolv.conf"
+  cat >"$base/kubelet-config/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
-cgroupRoot: /$CGROUP_ROOT
+cgroupRoot: /$cgroup_root
 # No QoS or pod-level cgroups: with them the kubelet would write the node's
 # CPU list (16 here, see write_fake_cpus) into the kubepods cpuset, which the
 # kernel refuses; each container still gets its own memory and CPU limits.
 cgroupsPerQOS: false
 enforceNodeAllocatable: ["none"]
-containerRuntimeEndpoint: unix://$SOCK
-address: $BR_IP
+containerRuntimeEndpoint: unix://$base/containerd/containerd.sock
+address: $ip
 port: $KUBELET_PORT
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: $KUBELET_HEALTHZ_PORT
-tlsCertFile: $S/pki/kubelet-serving.crt
-tlsPrivateKeyFile: $S/pki/kubelet-serving.key
+tlsCertFile: $S/pki/$cert.crt
+tlsPrivateKeyFile: $S/pki/$cert.key
 authentication:
   anonymous:
     enabled: false
@@ -192,7 +204,7 @@ authorization:
   mode: Webhook
 clusterDomain: cluster.local
 clusterDNS: [$BR_IP]
-resolvConf: $S/kubelet-config/resolv.conf
+resolvConf: $base/kubelet-config/resolv.conf
 protectKernelDefaults: false
 failSwapOn: false
 serializeImagePulls: false
@@ -209,6 +221,15 @@ syncFrequency: 10s
 fileCheckFrequency: 10s
 nodeStatusUpdateFrequency: 5s
 EOF
+  if [[ -n $taint ]]; then
+    local key=${taint%%=*} rest=${taint#*=}
+    cat >>"$base/kubelet-config/config.yaml" <<EOF
+registerWithTaints:
+- key: $key
+  value: "${rest%%:*}"
+  effect: ${rest#*:}
+EOF
+  fi
 }
 
 # write_coredns_config: cluster.local from the API (headless Services give one

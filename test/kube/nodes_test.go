@@ -1,0 +1,311 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The cluster's worker nodes (hack/kube/nodes.sh): tainted so that only
+// the node tests' pods land there, labelled for placement.
+const (
+	workerTaint = "jobset-flux.test/worker"
+	workerPool  = "jobset-flux.test/pool"
+	hostnameKey = "kubernetes.io/hostname"
+)
+
+// workersNeeded is how many workers the node tests place one pod each on.
+const workersNeeded = 3
+
+// workers lists the Ready worker nodes, and fails the test unless there
+// are enough for one pod of a three-pod instance each.
+func workers(t *testing.T) []string {
+	t.Helper()
+	requireCluster(t)
+	out, err := kubectl(t.Context(), nil, "get", "nodes", "-l", workerPool+"=workers", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Status struct {
+				Conditions []condition `json:"conditions"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatal(err)
+	}
+	var ready []string
+	for _, n := range list.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == "Ready" && c.Status == conditionTrue {
+				ready = append(ready, n.Metadata.Name)
+			}
+		}
+	}
+	if len(ready) < workersNeeded {
+		t.Fatalf("%d Ready worker nodes (%s), want %d: hack/kube/cluster.sh up starts KUBE_WORKERS=3", len(ready), strings.Join(ready, ", "), workersNeeded)
+	}
+	sort.Strings(ready)
+	return ready
+}
+
+// onWorkers is the pod spec that puts a JobSet's pods on the workers,
+// one pod per node: what a user writes for a pool of tainted nodes.
+func onWorkers(jobSet string) map[string]any {
+	return map[string]any{
+		"nodeSelector": map[string]any{workerPool: "workers"},
+		"tolerations":  []any{map[string]any{"key": workerTaint, "operator": "Exists", "effect": "NoSchedule"}},
+		"affinity": map[string]any{"podAntiAffinity": map[string]any{
+			"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+				"topologyKey":   hostnameKey,
+				"labelSelector": map[string]any{"matchLabels": map[string]any{labelJobSet: jobSet}},
+			}},
+		}},
+	}
+}
+
+// nodesOf maps each pod of the snapshot to its node, and fails unless
+// every pod is on a worker of its own.
+func nodesOf(t *testing.T, s *snapshot, workers []string) map[string]string {
+	t.Helper()
+	nodes := map[string]string{}
+	seen := map[string]string{}
+	for _, p := range s.pods() {
+		node := p.Spec.NodeName
+		nodes[p.Metadata.Name] = node
+		if !containsString(workers, node) {
+			t.Errorf("pod %s is on %q, not on a worker (%s)", p.Metadata.Name, node, strings.Join(workers, ", "))
+		}
+		if other, ok := seen[node]; ok {
+			t.Errorf("pods %s and %s share node %s", other, p.Metadata.Name, node)
+		}
+		seen[node] = p.Metadata.Name
+	}
+	return nodes
+}
+
+// TestAcrossNodes: an instance whose three brokers are on three nodes
+// forms and ends right in both view-mount modes: every rank's task runs
+// on its own pod, the pods on three workers, nothing retried.
+func TestAcrossNodes(t *testing.T) {
+	t.Parallel()
+	ws := workers(t)
+	for _, mode := range viewMounts {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			n := newNamespace(t, "nodes-"+mode)
+			groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("across")}}
+			cmd := []string{"bash", "-c", `echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"`}
+			n.apply(render(t, jobSet(t, "across", withMode(mode, nil), cmd, groups...)))
+			h := n.expectEnd("across", jobSetCompleted, instanceTimeout)
+			nodes := nodesOf(t, h.last, ws)
+			leader, _ := h.last.pod("w", 0, 0)
+			out := n.logs(leader.Metadata.Name, "app")
+			for rank, host := range hostnames("across", groups...) {
+				if line := fmt.Sprintf("task %d of 3 on %s", rank, host); countLines(out, line) != 1 {
+					t.Errorf("the leader's log lacks %q once:\n%s", line, out)
+				}
+			}
+			checkViewMount(t, mode, leader, out)
+			checkNoRetries(t, n, h, groups)
+			t.Logf("%s mode: pods on %v", mode, nodes)
+		})
+	}
+}
+
+// TestExclusiveTopology: JobSet's exclusive placement by node
+// (alpha.jobset.sigs.k8s.io/exclusive-topology) puts each Job on a node
+// of its own, with all of that Job's pods: three Jobs of one pod each are
+// an instance of one broker per node, and it Completes.
+func TestExclusiveTopology(t *testing.T) {
+	t.Parallel()
+	ws := workers(t)
+	n := newNamespace(t, "nodes-exclusive")
+	pod := onWorkers("excl")
+	delete(pod, "affinity")
+	groups := []group{{name: "w", replicas: 3, completions: 1, pod: pod}}
+	cmd := []string{"bash", "-c", `echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"`}
+	ann := map[string]string{"alpha.jobset.sigs.k8s.io/exclusive-topology": hostnameKey}
+	rendered := render(t, jobSet(t, "excl", ann, cmd, groups...))
+	if !strings.Contains(string(rendered), "alpha.jobset.sigs.k8s.io/exclusive-topology: "+hostnameKey) {
+		t.Fatalf("the render dropped the exclusive-topology annotation:\n%s", rendered)
+	}
+	n.apply(rendered)
+	h := n.expectEnd("excl", jobSetCompleted, instanceTimeout)
+	nodes := nodesOf(t, h.last, ws)
+	checkNoRetries(t, n, h, groups)
+	t.Logf("pods on %v", nodes)
+}
+
+// nodeFaults serializes the node fault tests: each needs every worker.
+var nodeFaults sync.Mutex
+
+// nodeFault does a fault to a worker with hack/kube/cluster.sh node.
+func nodeFault(t *testing.T, action, node string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "bash", filepath.Join(env.repo, "hack/kube/cluster.sh"), "node", action, node).CombinedOutput()
+	if err != nil {
+		t.Errorf("cluster.sh node %s %s: %v\n%s", action, node, err, out)
+	}
+}
+
+// waitNodeReady waits until a node is Ready and schedulable again after
+// its fault was undone, so the next test finds every worker.
+func waitNodeReady(t *testing.T, node string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		out, err := kubectl(t.Context(), nil, "get", "node", node, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.unschedulable} {.spec.taints[*].key}`)
+		if err == nil {
+			f := strings.Fields(string(out))
+			if len(f) > 0 && f[0] == conditionTrue && !strings.Contains(string(out), "true") &&
+				!strings.Contains(string(out), "node.kubernetes.io/") {
+				return
+			}
+		}
+	}
+	t.Fatalf("node %s not Ready and untainted 3 minutes after its fault was undone", node)
+}
+
+// TestNodeFaults: what a node does to an instance whose three brokers
+// are on three workers. Each fault hits the node of one pod once every
+// pod is Ready (joined); the JobSet must end in bounded time with the
+// truthful condition and no pod retried, and the node is restored after.
+// Each logs one "node fault:" line: docs/contributing/faults.md's table.
+func TestNodeFaults(t *testing.T) {
+	t.Parallel()
+	workers(t)
+	for _, c := range []struct {
+		name    string
+		index   int    // the pod whose node the fault hits
+		fault   string // cluster.sh node ACTION, or drain
+		undo    string
+		want    string
+		seconds int // the job's length
+		bound   time.Duration
+	}{
+		{"follower-off", 2, "off", "on", jobSetFailed, 600, 35*time.Second + faultBound},
+		{"leader-off", 0, "off", "on", jobSetFailed, 600, 35*time.Second + faultBound},
+		{"follower-hung", 2, "freeze", "thaw", jobSetFailed, 600, 35*time.Second + faultBound},
+		{"follower-cut", 1, "cut", "reconnect", jobSetFailed, 600, 35*time.Second + faultBound},
+		{"follower-drained", 1, "drain", "uncordon", jobSetFailed, 600, faultBound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nodeFaults.Lock()
+			defer nodeFaults.Unlock()
+			ws := workers(t)
+			n := newNamespace(t, "node-"+c.name)
+			groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("nf")}}
+			n.apply(faultJobSet(t, "nf", c.seconds, nil, groups...))
+			var node string
+			t.Cleanup(func() {
+				if node != "" {
+					undoFault(t, c.undo, node)
+				}
+			})
+			r := runFaultWithin(t, n, "nf", 3, c.bound, func(s *snapshot) {
+				nodesOf(t, s, ws)
+				p, _ := s.pod("w", 0, c.index)
+				// Ready means joined; a moment more lands the fault mid-job.
+				time.Sleep(2 * time.Second)
+				node = p.Spec.NodeName
+				if c.fault == "drain" {
+					drain(t, node, false)
+				} else {
+					nodeFault(t, c.fault, node)
+				}
+			})
+			r.record(t, fmt.Sprintf("the %s's node: %s", strings.Split(c.name, "-")[0], c.fault), c.want)
+			checkNoRetries(t, n, r.h, groups)
+			t.Logf("node fault: %s | %s | %.0f s | %s | pods created %v", c.name, r.state, r.endAfter.Seconds(), endedBy(r), n.podsCreated())
+		})
+	}
+	t.Run("drained-with-budget", func(t *testing.T) {
+		nodeFaults.Lock()
+		defer nodeFaults.Unlock()
+		ws := workers(t)
+		n := newNamespace(t, "node-drain-pdb")
+		groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("nf")}}
+		pdb := fmt.Sprintf(`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"nf"},"spec":{"minAvailable":3,"selector":{"matchLabels":{%q:"nf"}}}}`, labelJobSet)
+		n.apply([]byte(pdb))
+		n.apply(faultJobSet(t, "nf", 40, nil, groups...))
+		var node string
+		t.Cleanup(func() {
+			if node != "" {
+				undoFault(t, "uncordon", node)
+			}
+		})
+		r := runFaultWithin(t, n, "nf", 3, 2*faultBound, func(s *snapshot) {
+			nodesOf(t, s, ws)
+			p, _ := s.pod("w", 0, 1)
+			node = p.Spec.NodeName
+			drain(t, node, true)
+		})
+		r.record(t, "the follower's node drained, with a PodDisruptionBudget", jobSetCompleted)
+		checkNoRetries(t, n, r.h, groups)
+		t.Logf("node fault: drained-with-budget | %s | %.0f s | %s | pods created %v", r.state, r.endAfter.Seconds(), endedBy(r), n.podsCreated())
+	})
+}
+
+// drain runs kubectl drain on a node. With a PodDisruptionBudget that
+// keeps every pod the drain must give up: it cannot evict the pod.
+func drain(t *testing.T, node string, budget bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	out, err := kubectl(ctx, nil, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=15s")
+	switch {
+	case budget && err == nil:
+		t.Errorf("drain of %s evicted a pod its PodDisruptionBudget keeps:\n%s", node, out)
+	case budget && !strings.Contains(err.Error(), "disruption budget"):
+		t.Errorf("drain of %s: %v, want it refused by the disruption budget", node, err)
+	case !budget && err != nil:
+		t.Errorf("drain of %s: %v\n%s", node, err, out)
+	}
+}
+
+// undoFault restores a node after its fault, and waits until it is
+// Ready again.
+func undoFault(t *testing.T, undo, node string) {
+	t.Helper()
+	if undo == "uncordon" {
+		if out, err := kubectl(context.Background(), nil, "uncordon", node); err != nil {
+			t.Errorf("uncordon %s: %v\n%s", node, err, out)
+		}
+	} else {
+		nodeFault(t, undo, node)
+	}
+	waitNodeReady(t, node)
+}
+
+// endedBy says which side ended the instance: the exit code and
+// termination message of every pod's app container that ended.
+func endedBy(r *faultRun) string {
+	var parts []string
+	for _, p := range r.h.last.pods() {
+		for _, cs := range p.Status.ContainerStatuses {
+			if term := cs.State.Terminated; cs.Name == "app" && term != nil {
+				msg := term.Message
+				if i := strings.LastIndex(strings.TrimSpace(msg), "\n"); i >= 0 {
+					msg = strings.TrimSpace(msg)[i+1:]
+				}
+				parts = append(parts, fmt.Sprintf("%s exit %d %q", p.Metadata.Name, term.ExitCode, strings.TrimSpace(msg)))
+			}
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
