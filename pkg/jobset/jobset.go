@@ -75,13 +75,25 @@ type ReplicatedJob struct {
 }
 
 // TemplateMeta is the label and annotation keys of a template's metadata,
-// in the order written: the render reads nothing there, and checks that
-// nothing meant for the JobSet was written there instead.
+// in the order written: the render writes nothing there, and checks that
+// nothing meant for the JobSet was written there instead, and that
+// Kueue's topology requests agree with the instance.
 type TemplateMeta struct {
 	// Path is the field path of the metadata.
 	Path                string
 	Labels, Annotations []string
+	// Pod is true for the pod template's metadata, false for the Job
+	// template's.
+	Pod bool
+	// Topology is the values of its Kueue topology annotations
+	// (TopologyAnnotationPrefix), by key.
+	Topology map[string]string
 }
+
+// TopologyAnnotationPrefix starts the keys of the annotations by which a
+// pod template asks Kueue's topology-aware scheduling for a placement
+// (kueue.x-k8s.io/podset-required-topology and its siblings).
+const TopologyAnnotationPrefix = "kueue.x-k8s.io/podset-"
 
 // JobPath is the path of the replicatedJob's Job spec.
 func (r *ReplicatedJob) JobPath() string { return keysPath(r.Path, jobKeys) }
@@ -280,7 +292,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 		rj.Replicas = *n
 	}
 	rj.DependsOn = r.dependsOn(item, path)
-	rj.Templates = appendTemplateMeta(rj.Templates, yamltree.Get(item, TemplateKey), yamltree.Key(path, TemplateKey))
+	rj.Templates = appendTemplateMeta(rj.Templates, yamltree.Get(item, TemplateKey), yamltree.Key(path, TemplateKey), false)
 	job, jobPath := r.follow(item, path, jobKeys)
 	if job == nil {
 		r.found.Errorf(jobPath, "the replicatedJob has no Job template spec")
@@ -292,7 +304,7 @@ func (r *reader) replicatedJob(item *yaml.Node, index int, path string) Replicat
 	rj.BackoffLimit = r.integer(job, jobPath, BackoffLimitField)
 	rj.ActiveDeadlineSeconds = r.integer64(job, jobPath, ActiveDeadlineSecondsField)
 	rj.Retries = r.retries(job, jobPath)
-	rj.Templates = appendTemplateMeta(rj.Templates, yamltree.Get(job, TemplateKey), yamltree.Key(jobPath, TemplateKey))
+	rj.Templates = appendTemplateMeta(rj.Templates, yamltree.Get(job, TemplateKey), yamltree.Key(jobPath, TemplateKey), true)
 	pod, podPath := r.follow(job, jobPath, podKeys)
 	if pod == nil {
 		r.found.Errorf(podPath, "the replicatedJob has no pod template spec")
@@ -482,11 +494,12 @@ func wholeCores(q resource.Quantity) (int64, error) {
 
 // appendTemplateMeta appends the TemplateMeta of the template at path,
 // when it has metadata with labels or annotations.
-func appendTemplateMeta(metas []TemplateMeta, template *yaml.Node, path string) []TemplateMeta {
+func appendTemplateMeta(metas []TemplateMeta, template *yaml.Node, path string, pod bool) []TemplateMeta {
 	meta := yamltree.Get(template, "metadata")
 	if meta == nil || meta.Kind != yaml.MappingNode {
 		return metas
 	}
+	tm := TemplateMeta{Path: yamltree.Key(path, "metadata"), Pod: pod}
 	keys := func(field string) []string {
 		m := yamltree.Get(meta, field)
 		if m == nil || m.Kind != yaml.MappingNode {
@@ -494,11 +507,18 @@ func appendTemplateMeta(metas []TemplateMeta, template *yaml.Node, path string) 
 		}
 		var out []string
 		for i := 0; i+1 < len(m.Content); i += 2 {
-			out = append(out, m.Content[i].Value)
+			key, value := m.Content[i].Value, m.Content[i+1]
+			out = append(out, key)
+			if field == "annotations" && strings.HasPrefix(key, TopologyAnnotationPrefix) && value.Kind == yaml.ScalarNode {
+				if tm.Topology == nil {
+					tm.Topology = map[string]string{}
+				}
+				tm.Topology[key] = value.Value
+			}
 		}
 		return out
 	}
-	tm := TemplateMeta{Path: yamltree.Key(path, "metadata"), Labels: keys("labels"), Annotations: keys("annotations")}
+	tm.Labels, tm.Annotations = keys("labels"), keys("annotations")
 	if len(tm.Labels)+len(tm.Annotations) == 0 {
 		return metas
 	}

@@ -42,6 +42,7 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkKubernetes(js, groups))
 	found.Add(checkPodSpec(js, &s, groups))
 	found.Add(checkKueue(js))
+	found.Add(checkTopology(js, groups))
 	found.Add(checkMisplaced(js, &s))
 	found.Add(checkOrdering(js))
 	found.Add(checkDeadline(js, &s, groups))

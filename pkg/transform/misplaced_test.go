@@ -58,7 +58,7 @@ func TestMisplacedSettings(t *testing.T) {
 		{"queue label on both", misplacedJobSet("", "kueue.x-k8s.io/queue-name: user-queue", "", `{labels: {kueue.x-k8s.io/queue-name: user-queue}}`), "", ""},
 		{"view-copy-medium with view-mount image", misplacedJobSet(`, flux-framework.org/view-mount: image, flux-framework.org/view-copy-medium: disk`, "", "", ""), "warning", "metadata.annotations[flux-framework.org/view-copy-medium]"},
 		{"view-copy-medium with a copy", misplacedJobSet(`, flux-framework.org/view-copy-medium: disk`, "", "", ""), "", ""},
-		{"other template metadata", misplacedJobSet("", "", `{labels: {team: a}}`, `{annotations: {kueue.x-k8s.io/podset-required-topology: rack}}`), "", ""},
+		{"other template metadata", misplacedJobSet("", "kueue.x-k8s.io/queue-name: user-queue", `{labels: {team: a}}`, `{annotations: {kueue.x-k8s.io/podset-required-topology: rack}}`), "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rl, ok, _, err := hKRM(t, hProcessor(t), []byte(c.in))

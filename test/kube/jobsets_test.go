@@ -28,6 +28,7 @@ type group struct {
 	pod                   map[string]any // extra pod spec fields
 	job                   map[string]any // extra Job spec fields
 	extra                 map[string]any // extra replicatedJob fields (dependsOn)
+	podAnnotations        map[string]any // the pod template's annotations
 }
 
 // jobSet writes a Flux-annotated JobSet.
@@ -65,9 +66,13 @@ func replicatedJob(g group, command []string) map[string]any {
 	for k, v := range g.pod {
 		pod[k] = v
 	}
+	template := map[string]any{"spec": pod}
+	if g.podAnnotations != nil {
+		template["metadata"] = map[string]any{"annotations": g.podAnnotations}
+	}
 	job := map[string]any{
 		"completions": g.completions, "parallelism": g.completions,
-		"template": map[string]any{"spec": pod},
+		"template": template,
 	}
 	for k, v := range g.job {
 		job[k] = v

@@ -101,10 +101,11 @@ func nodesOf(t *testing.T, s *snapshot, workers []string) map[string]string {
 // on its own pod, the pods on three workers, nothing retried.
 func TestAcrossNodes(t *testing.T) {
 	t.Parallel()
-	ws := workers(t)
+	workers(t)
 	for _, mode := range viewMounts {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
+			ws := holdWorkers(t)
 			n := newNamespace(t, "nodes-"+mode)
 			groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("across")}}
 			cmd := []string{"bash", "-c", `echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"`}
@@ -131,7 +132,7 @@ func TestAcrossNodes(t *testing.T) {
 // an instance of one broker per node, and it Completes.
 func TestExclusiveTopology(t *testing.T) {
 	t.Parallel()
-	ws := workers(t)
+	ws := holdWorkers(t)
 	n := newNamespace(t, "nodes-exclusive")
 	pod := onWorkers("excl")
 	delete(pod, "affinity")
@@ -149,8 +150,19 @@ func TestExclusiveTopology(t *testing.T) {
 	t.Logf("pods on %v", nodes)
 }
 
-// nodeFaults serializes the node fault tests: each needs every worker.
-var nodeFaults sync.Mutex
+// workersInUse serializes the tests on the workers: a node fault would
+// hit another test's pods, and Kueue's topology tests count on the
+// workers' whole capacity.
+var workersInUse sync.Mutex
+
+// holdWorkers waits until no other test uses the workers, holds them
+// until the test ends, and returns them as workers does.
+func holdWorkers(t *testing.T) []string {
+	t.Helper()
+	workersInUse.Lock()
+	t.Cleanup(workersInUse.Unlock)
+	return workers(t)
+}
 
 // nodeFault does a fault to a worker with hack/kube/cluster.sh node.
 func nodeFault(t *testing.T, action, node string) {
@@ -204,9 +216,7 @@ func TestNodeFaults(t *testing.T) {
 		{"follower-drained", 1, "drain", "uncordon", jobSetFailed, 600, faultBound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			nodeFaults.Lock()
-			defer nodeFaults.Unlock()
-			ws := workers(t)
+			ws := holdWorkers(t)
 			n := newNamespace(t, "node-"+c.name)
 			groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("nf")}}
 			n.apply(faultJobSet(t, "nf", c.seconds, nil, groups...))
@@ -234,9 +244,7 @@ func TestNodeFaults(t *testing.T) {
 		})
 	}
 	t.Run("drained-with-budget", func(t *testing.T) {
-		nodeFaults.Lock()
-		defer nodeFaults.Unlock()
-		ws := workers(t)
+		ws := holdWorkers(t)
 		n := newNamespace(t, "node-drain-pdb")
 		groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("nf")}}
 		pdb := fmt.Sprintf(`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"nf"},"spec":{"minAvailable":3,"selector":{"matchLabels":{%q:"nf"}}}}`, labelJobSet)

@@ -37,6 +37,13 @@ func (j *JobSet) Annotation(key, value string) *JobSet {
 	return j
 }
 
+// Label sets one label of the JobSet.
+func (j *JobSet) Label(key, value string) *JobSet {
+	labels, _ := j.meta["labels"].(map[string]any)
+	j.meta["labels"] = setKey(labels, key, value)
+	return j
+}
+
 // Spec sets a field of the JobSet's spec (failurePolicy, startupPolicy,
 // network, ...) to value, a map or list as YAML would decode it.
 func (j *JobSet) Spec(field string, value any) *JobSet { j.spec[field] = value; return j }
@@ -78,6 +85,8 @@ type ReplicatedJob struct {
 	container map[string]any
 	others    []any
 	deps      []any
+	// jobMeta and podMeta are the annotations of the Job and pod templates.
+	jobMeta, podMeta map[string]any
 }
 
 // Job returns a replicatedJob named name: one Job of one pod, whose
@@ -118,6 +127,26 @@ func (r *ReplicatedJob) ContainerField(field string, value any) *ReplicatedJob {
 	return r
 }
 
+// JobAnnotation sets an annotation of the Job template's metadata.
+func (r *ReplicatedJob) JobAnnotation(key, value string) *ReplicatedJob {
+	r.jobMeta = setKey(r.jobMeta, key, value)
+	return r
+}
+
+// PodAnnotation sets an annotation of the pod template's metadata.
+func (r *ReplicatedJob) PodAnnotation(key, value string) *ReplicatedJob {
+	r.podMeta = setKey(r.podMeta, key, value)
+	return r
+}
+
+func setKey(m map[string]any, key, value string) map[string]any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[key] = value
+	return m
+}
+
 // DependsOn sets the replicatedJob's dependsOn, as YAML decodes it.
 func (r *ReplicatedJob) DependsOn(deps []any) *ReplicatedJob { r.deps = deps; return r }
 
@@ -132,11 +161,19 @@ func (r *ReplicatedJob) obj() map[string]any {
 	for k, v := range r.pod {
 		pod[k] = v
 	}
-	job := map[string]any{"template": map[string]any{"spec": pod}}
+	podTemplate := map[string]any{"spec": pod}
+	if r.podMeta != nil {
+		podTemplate["metadata"] = map[string]any{"annotations": r.podMeta}
+	}
+	job := map[string]any{"template": podTemplate}
 	for k, v := range r.job {
 		job[k] = v
 	}
-	rj := map[string]any{"name": r.name, "replicas": r.replicas, "template": map[string]any{"spec": job}}
+	jobTemplate := map[string]any{"spec": job}
+	if r.jobMeta != nil {
+		jobTemplate["metadata"] = map[string]any{"annotations": r.jobMeta}
+	}
+	rj := map[string]any{"name": r.name, "replicas": r.replicas, "template": jobTemplate}
 	if r.deps != nil {
 		rj["dependsOn"] = r.deps
 	}
