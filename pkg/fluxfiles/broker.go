@@ -11,6 +11,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
+	"github.com/jobset-flux/jobset-flux/pkg/settings"
 )
 
 // brokerConfig is broker.toml: the tables the broker reads, in the order
@@ -36,6 +37,8 @@ type bootstrapTable struct {
 	// The URI templates' %h and %p are Flux's; a % of the JobSet's is
 	// written %% (uriPart).
 	DefaultConnect string `toml:"default_connect" comment:"The short name resolves through the pod's DNS search path, so neither the\nnamespace nor the cluster domain is written here."`
+	// EnableIPv6 is written only with ip-family ipv6.
+	EnableIPv6 bool `toml:"enable_ipv6,omitempty" comment:"ip-family ipv6: bind network-device's IPv6 address and reach the peers by\ntheir names' IPv6 addresses."`
 	// One inline table per group, one line each.
 	Hosts []hostsEntry `toml:"hosts,inline" multiline:"true" comment:"The expanded hostlists, in order, are the ranks: rank 0 is the first host."`
 }
@@ -85,6 +88,7 @@ func brokerTOML(p *plan.Plan) (string, error) {
 			DefaultPort:    p.Settings.Port,
 			DefaultBind:    "tcp://" + uriPart(p.Settings.NetworkDevice) + ":%p",
 			DefaultConnect: "tcp://%h." + uriPart(p.Subdomain) + ":%p",
+			EnableIPv6:     p.Settings.IPFamily == settings.IPv6,
 		},
 		Resource: map[string]any{"noverify": true},
 		Qmanager: map[string]any{"queue-policy": p.Settings.QueuePolicy},

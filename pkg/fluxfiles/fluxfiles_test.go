@@ -111,6 +111,9 @@ func variants() []variant {
 		{"replicas 3 completions 1, bind all", newPlan([]group{{"w", 3, 1, "js-w-[0-2]-0"}}, func(p *plan.Plan) {
 			p.Settings.NetworkDevice = "*"
 		})},
+		{"replicas 1 completions 2, ipv6", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			p.Settings.IPFamily = settings.IPv6
+		})},
 		{"replicas 2 completions 2, 2 gpus 2 tasks", newPlan([]group{{"w", 2, 2, "js-w-0-[0-1],js-w-1-[0-1]"}},
 			gpus(2, 2, 1))},
 		{"replicas 3 completions 3, easy, port 9000", newPlan([]group{{"w", 3, 3, "js-w-0-[0-2],js-w-1-[0-2],js-w-2-[0-2]"}},
@@ -275,6 +278,10 @@ func checkBootstrap(t *testing.T, p *plan.Plan, b map[string]any) {
 	bind, _ := b["default_bind"].(string)
 	if !bindURI.MatchString(bind) || bind != "tcp://"+p.Settings.NetworkDevice+":%p" {
 		t.Errorf("default_bind = %q, want tcp://%s:%%p", bind, p.Settings.NetworkDevice)
+	}
+	// Flux's default is IPv4; the key is written only to change it.
+	if v, ok := b["enable_ipv6"]; (p.Settings.IPFamily == settings.IPv6) != ok || (ok && v != true) {
+		t.Errorf("enable_ipv6 = %#v (written %v) with ip-family %q, want true for ipv6 and unwritten otherwise", v, ok, p.Settings.IPFamily)
 	}
 	connect, _ := b["default_connect"].(string)
 	if connect != "tcp://%h."+p.Subdomain+":%p" {

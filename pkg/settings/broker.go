@@ -49,7 +49,7 @@ func parseBrokerAttributes(raw string) ([]string, error) {
 // table name means every key in it), with what to do instead. The user's
 // TOML may add to the tables jobset-flux writes, never change its keys.
 var OwnedBrokerConfig = map[string]string{
-	"bootstrap":                           "the hosts, ports and certificate come from the JobSet; use network-device, port, curve-secret",
+	"bootstrap":                           "the hosts, ports, address family and certificate come from the JobSet; use network-device, port, ip-family, curve-secret",
 	"resource.config":                     "each replicatedJob's cores and GPUs come from its pods; use cores-per-node, gpus-per-node",
 	"resource.path":                       "the resources are written inline from the pods",
 	"resource.noverify":                   "pods' hwloc views are not reliable, so jobset-flux always sets it",

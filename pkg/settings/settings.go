@@ -37,7 +37,10 @@ type Settings struct {
 	// container's resources.
 	GPUsPerNode   *int
 	NetworkDevice string
-	Port          int
+	// IPFamily is the address family the brokers bind and connect with:
+	// IPv4 or IPv6.
+	IPFamily string
+	Port     int
 	// NetworkPolicy generates a NetworkPolicy that lets the instance's
 	// pods, and only them, talk to each other.
 	NetworkPolicy bool

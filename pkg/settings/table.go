@@ -94,6 +94,12 @@ var table = []Setting{
 		Default: "eth0",
 		Doc:     "interface brokers bind; `*` for all",
 		rule:    textRule(func(s *Settings) *string { return &s.NetworkDevice }, checkDevice)},
+	{Name: "ip-family", Field: "ipFamily", Type: String,
+		// Not derived from the pod: the render cannot see the cluster,
+		// and binding IPv6 where the kernel has none fails every broker.
+		Default: IPv4,
+		Doc:     "`ipv4` or `ipv6`: the address family the brokers bind `network-device` and reach each other with; `ipv6` on a single-stack IPv6 cluster (Flux's `[bootstrap] enable_ipv6`); a dual-stack cluster keeps the family of its Services' first address",
+		rule:    oneOf(func(s *Settings) *string { return &s.IPFamily }, IPv4, IPv6)},
 	{Name: "port", Field: "port", Type: Integer,
 		Default: "8050",
 		Doc:     "TBON port",

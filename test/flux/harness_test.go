@@ -198,7 +198,15 @@ func decode(t *testing.T, rendered []byte) kubelet.Objects {
 // start until the test releases them.
 func startObjects(t *testing.T, objs kubelet.Objects, extra map[string]kubelet.Image, held ...string) *run {
 	t.Helper()
-	c, err := kubelet.Start(kubelet.Options{Shim: env.shim, Images: images(extra), Logf: t.Logf, Held: held}, objs)
+	return startWith(t, kubelet.Options{Images: images(extra), Held: held}, objs)
+}
+
+// startWith starts a cluster of objs with the options given; the shim
+// and the log are the test's.
+func startWith(t *testing.T, opts kubelet.Options, objs kubelet.Objects) *run {
+	t.Helper()
+	opts.Shim, opts.Logf = env.shim, t.Logf
+	c, err := kubelet.Start(opts, objs)
 	if err != nil {
 		t.Fatal(err)
 	}

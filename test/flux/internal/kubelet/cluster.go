@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,11 @@ type Options struct {
 	// Held are the hostnames of pods that wait to start until Release:
 	// the pods an elastic update adds to a running Job.
 	Held []string
+	// IPv6 makes the pod network single-stack IPv6, as on an IPv6
+	// cluster: each pod's eth0 has a global IPv6 address (and the
+	// kernel's link-local one), no IPv4 address, and cluster DNS answers
+	// AAAA queries only.
+	IPv6 bool
 }
 
 // Cluster is one run: the network, DNS and pods of some JobSets.
@@ -111,10 +117,30 @@ type ContainerResult struct {
 
 var clusterSeq atomic.Int64
 
-const (
-	bridgeIP     = "10.244.0.1"
-	podSubnetLen = 16
+// podNetwork is the pods' address plan of one family.
+type podNetwork struct {
+	bridge    string // the bridge's address: the pods' gateway and DNS
+	subnetLen int
+	pod       func(i int) string // pod i's address
+	addrFlags []string           // for ip addr add
+}
+
+var (
+	podNetwork4 = podNetwork{bridge: "10.244.0.1", subnetLen: 16,
+		pod: func(i int) string { return fmt.Sprintf("10.244.%d.%d", (i+2)/256, (i+2)%256) }}
+	// nodad: the address is usable at once, as CNI plugins make it,
+	// instead of after the kernel's duplicate address detection.
+	podNetwork6 = podNetwork{bridge: "fd00:244::1", subnetLen: 64, addrFlags: []string{"nodad"},
+		pod: func(i int) string { return fmt.Sprintf("fd00:244::%x", i+2) }}
 )
+
+// network is the cluster's pod network.
+func (c *Cluster) network() podNetwork {
+	if c.opts.IPv6 {
+		return podNetwork6
+	}
+	return podNetwork4
+}
 
 // Start lays out the network and DNS for every pod of objs' JobSets and
 // starts the JobSet and Job controllers, which run the pods. Call Close
@@ -384,25 +410,29 @@ func (c *Cluster) Leftovers() error {
 // the bridge only: nothing is routed to the host's network.
 func (c *Cluster) startNetwork() error {
 	c.netns = c.id
+	pn := c.network()
+	addr := func(ns, ip, dev string) []string {
+		return append([]string{"ip", "-n", ns, "addr", "add", fmt.Sprintf("%s/%d", ip, pn.subnetLen), "dev", dev}, pn.addrFlags...)
+	}
 	cmds := [][]string{
 		{"ip", "netns", "add", c.netns},
 		{"ip", "-n", c.netns, "link", "set", "lo", "up"},
 		{"ip", "-n", c.netns, "link", "add", "br0", "type", "bridge"},
-		{"ip", "-n", c.netns, "addr", "add", fmt.Sprintf("%s/%d", bridgeIP, podSubnetLen), "dev", "br0"},
+		addr(c.netns, pn.bridge, "br0"),
 		{"ip", "-n", c.netns, "link", "set", "br0", "up"},
 	}
 	for i, p := range c.pods {
 		p.netns = fmt.Sprintf("%s-p%d", c.id, i)
-		p.IP = fmt.Sprintf("10.244.%d.%d", (i+2)/256, (i+2)%256)
+		p.IP = pn.pod(i)
 		veth := fmt.Sprintf("v%d", i)
 		cmds = append(cmds,
 			[]string{"ip", "netns", "add", p.netns},
 			[]string{"ip", "-n", c.netns, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", p.netns},
 			[]string{"ip", "-n", c.netns, "link", "set", veth, "master", "br0", "up"},
-			[]string{"ip", "-n", p.netns, "addr", "add", fmt.Sprintf("%s/%d", p.IP, podSubnetLen), "dev", "eth0"},
+			addr(p.netns, p.IP, "eth0"),
 			[]string{"ip", "-n", p.netns, "link", "set", "eth0", "up"},
 			[]string{"ip", "-n", p.netns, "link", "set", "lo", "up"},
-			[]string{"ip", "-n", p.netns, "route", "add", "default", "via", bridgeIP},
+			[]string{"ip", "-n", p.netns, "route", "add", "default", "via", pn.bridge},
 		)
 	}
 	for _, cmd := range cmds {
@@ -420,7 +450,7 @@ func (c *Cluster) startNetwork() error {
 	if err := writeJSON(path, records); err != nil {
 		return err
 	}
-	c.dns = exec.Command("nsenter", "--net=/run/netns/"+c.netns, "--", c.opts.Shim, "dns", bridgeIP+":53", path)
+	c.dns = exec.Command("nsenter", "--net=/run/netns/"+c.netns, "--", c.opts.Shim, "dns", net.JoinHostPort(pn.bridge, "53"), path)
 	c.dns.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := c.dns.StderrPipe()
 	if err != nil {

@@ -268,7 +268,7 @@ func (c *Cluster) containerSpec(p *Pod, spec *corev1.Container, volumes map[stri
 	}
 	s := shim.ContainerSpec{
 		Layers: img.Layers, Hostname: p.Hostname, Env: env, Argv: argv, WorkingDir: spec.WorkingDir,
-		Files: podFiles(p),
+		Files: podFiles(p, c.network().bridge),
 	}
 	if s.WorkingDir == "" {
 		s.WorkingDir = "/"
@@ -333,10 +333,11 @@ func (c *Cluster) containerSpec(p *Pod, spec *corev1.Container, volumes map[stri
 	return s, nil
 }
 
-// podFiles are the files kubelet writes into every container of a pod:
+// podFiles are the files kubelet writes into every container of a pod
+// (nameserver is cluster DNS):
 // /etc/hosts with only the pod's own names, and a resolv.conf whose search
 // path makes <hostname>.<subdomain> resolve through cluster DNS.
-func podFiles(p *Pod) map[string]string {
+func podFiles(p *Pod, nameserver string) map[string]string {
 	hosts := "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 	if p.Domain != "" {
 		hosts += fmt.Sprintf("%s\t%s.%s\t%s\n", p.IP, p.Hostname, p.Domain, p.Hostname)
@@ -348,7 +349,7 @@ func podFiles(p *Pod) map[string]string {
 		domain = p.Namespace + ".svc.cluster.local"
 	}
 	_, clusterDomain, _ := strings.Cut(domain, ".svc.")
-	resolv := fmt.Sprintf("search %s svc.%s %s\nnameserver %s\noptions ndots:5\n", domain, clusterDomain, clusterDomain, bridgeIP)
+	resolv := fmt.Sprintf("search %s svc.%s %s\nnameserver %s\noptions ndots:5\n", domain, clusterDomain, clusterDomain, nameserver)
 	return map[string]string{
 		"/etc/hosts":       hosts,
 		"/etc/resolv.conf": resolv,

@@ -10,25 +10,27 @@ import (
 )
 
 // ServeDNS answers DNS queries on UDP addr (host:port) from records, which
-// map fully qualified names (no trailing dot) to IPv4 addresses: A queries
-// for a known name get its address, other types for a known name an empty
-// answer, and unknown names NXDOMAIN. That is what cluster DNS answers for
-// the pods of a headless Service, and it lets the resolver's search path
-// (resolv.conf's "search <ns>.svc.<domain> ...") do the rest, as in a pod.
+// map fully qualified names (no trailing dot) to IPv4 or IPv6 addresses:
+// an A query for a name with an IPv4 address gets it, an AAAA query for
+// one with an IPv6 address gets that, other types for a known name an
+// empty answer, and unknown names NXDOMAIN. That is what cluster DNS
+// answers for the pods of a headless Service of one family, and it lets
+// the resolver's search path (resolv.conf's "search <ns>.svc.<domain>
+// ...") do the rest, as in a pod.
 func ServeDNS(addr string, records map[string]string) error {
-	conn, err := net.ListenPacket("udp4", addr)
+	conn, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	fmt.Fprintf(os.Stderr, "serving %d names on %s\n", len(records), addr)
-	known := make(map[string][4]byte, len(records))
+	known := make(map[string]net.IP, len(records))
 	for name, ip := range records {
-		v4 := net.ParseIP(ip).To4()
-		if v4 == nil {
-			return fmt.Errorf("record %s: %q is not an IPv4 address", name, ip)
+		parsed := net.ParseIP(ip)
+		if parsed == nil {
+			return fmt.Errorf("record %s: %q is not an IP address", name, ip)
 		}
-		known[strings.ToLower(strings.TrimSuffix(name, "."))+"."] = [4]byte(v4)
+		known[strings.ToLower(strings.TrimSuffix(name, "."))+"."] = parsed
 	}
 	buf := make([]byte, 4096)
 	for {
@@ -46,7 +48,7 @@ func ServeDNS(addr string, records map[string]string) error {
 	}
 }
 
-func answer(query []byte, known map[string][4]byte) ([]byte, error) {
+func answer(query []byte, known map[string]net.IP) ([]byte, error) {
 	var p dnsmessage.Parser
 	header, err := p.Start(query)
 	if err != nil {
@@ -76,9 +78,16 @@ func answer(query []byte, known map[string][4]byte) ([]byte, error) {
 	if err := b.StartAnswers(); err != nil {
 		return nil, err
 	}
-	if found && q.Type == dnsmessage.TypeA && q.Class == dnsmessage.ClassINET {
-		rh := dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 5}
-		if err := b.AResource(rh, dnsmessage.AResource{A: ip}); err != nil {
+	if found && q.Class == dnsmessage.ClassINET {
+		rh := dnsmessage.ResourceHeader{Name: q.Name, Type: q.Type, Class: dnsmessage.ClassINET, TTL: 5}
+		v4 := ip.To4()
+		switch {
+		case q.Type == dnsmessage.TypeA && v4 != nil:
+			err = b.AResource(rh, dnsmessage.AResource{A: [4]byte(v4)})
+		case q.Type == dnsmessage.TypeAAAA && v4 == nil:
+			err = b.AAAAResource(rh, dnsmessage.AAAAResource{AAAA: [16]byte(ip.To16())})
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
