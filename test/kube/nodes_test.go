@@ -97,31 +97,46 @@ func nodesOf(t *testing.T, s *snapshot, workers []string) map[string]string {
 }
 
 // TestAcrossNodes: an instance whose three brokers are on three nodes
-// forms and ends right in both view-mount modes: every rank's task runs
-// on its own pod, the pods on three workers, nothing retried.
+// forms and ends right, in three shapes (one Job of three pods, three
+// Jobs of one, a leader replicatedJob beside a worker one) and both
+// view-mount modes: every rank's task runs on its own pod, the pods on
+// three workers, nothing retried.
 func TestAcrossNodes(t *testing.T) {
 	t.Parallel()
 	workers(t)
-	for _, mode := range viewMounts {
-		t.Run(mode, func(t *testing.T) {
+	for _, c := range []struct {
+		name, mode string
+		groups     func(pod map[string]any) []group
+	}{
+		{"one-job-copy", copyMode, func(pod map[string]any) []group {
+			return []group{{name: "w", replicas: 1, completions: 3, pod: pod}}
+		}},
+		{"three-jobs-image", imageMode, func(pod map[string]any) []group {
+			return []group{{name: "w", replicas: 3, completions: 1, pod: pod}}
+		}},
+		{"leader-and-workers-copy", copyMode, func(pod map[string]any) []group {
+			return []group{{name: "lead", replicas: 1, completions: 1, pod: pod}, {name: "w", replicas: 1, completions: 2, pod: pod}}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ws := holdWorkers(t)
-			n := newNamespace(t, "nodes-"+mode)
-			groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("across")}}
+			n := newNamespace(t, "nodes-"+c.name)
+			groups := c.groups(onWorkers("across"))
 			cmd := []string{"bash", "-c", `echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"`}
-			n.apply(render(t, jobSet(t, "across", withMode(mode, nil), cmd, groups...)))
+			n.apply(render(t, jobSet(t, "across", withMode(c.mode, nil), cmd, groups...)))
 			h := n.expectEnd("across", jobSetCompleted, instanceTimeout)
 			nodes := nodesOf(t, h.last, ws)
-			leader, _ := h.last.pod("w", 0, 0)
+			leader, _ := h.last.pod(groups[0].name, 0, 0)
 			out := n.logs(leader.Metadata.Name, "app")
 			for rank, host := range hostnames("across", groups...) {
 				if line := fmt.Sprintf("task %d of 3 on %s", rank, host); countLines(out, line) != 1 {
 					t.Errorf("the leader's log lacks %q once:\n%s", line, out)
 				}
 			}
-			checkViewMount(t, mode, leader, out)
+			checkViewMount(t, c.mode, leader, out)
 			checkNoRetries(t, n, h, groups)
-			t.Logf("%s mode: pods on %v", mode, nodes)
+			t.Logf("%s (%s): pods on %v", c.name, c.mode, nodes)
 		})
 	}
 }
