@@ -314,3 +314,29 @@ func TestSandboxLeaderHung(t *testing.T) {
 		t.Errorf("with the heartbeat stream ended: exit code %d, want the broker's 0:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestSandboxLeaderHungBeforeFirstPulse: rank 0 hangs once the instance
+// has formed but before the follower's watch has heard a single pulse.
+// With Flux's Python bindings the watch is timed from the local broker's
+// run state, so the follower still exits 122; without them it falls back
+// to waiting for a first pulse, and ends only when stopped.
+func TestSandboxLeaderHungBeforeFirstPulse(t *testing.T) {
+	requireSandbox(t)
+	p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, nil)
+	pd := newPod(t, p, 0o444, 0)
+	pd.installView()
+	pd.term = 8 * time.Second
+	env := []string{"STUB_HANG=1", "STUB_RANK=1", "STUB_EXIT=0", "STUB_STATE=run", "STUB_NO_PULSE=none", "STUB_TORPID_MAX=1", "STUB_PERIOD=0"}
+	begin := time.Now()
+	r := pd.runAs("app", nil, env, "true")
+	if r.code != 122 || time.Since(begin) >= pd.term {
+		t.Errorf("exit code %d after %v, want 122 before the SIGTERM at %v:\n%s", r.code, time.Since(begin), pd.term, r.stderr)
+	}
+	checkLog(t, r.stderr, "jobset-flux: ", "error: rank 0 (host-0) hung, or this broker is cut off from it: no heartbeat for 1s (tbon.torpid_max and two heartbeat periods): stopping this broker")
+
+	pd.term = 3 * time.Second
+	r = pd.runAs("app", nil, append(env, "STUB_NO_PYTHON=1"), "true")
+	if r.code == 122 || strings.Contains(r.stderr, "hung") {
+		t.Errorf("without the bindings and without a first pulse: exit code %d, want no hang found:\n%s", r.code, r.stderr)
+	}
+}

@@ -132,6 +132,10 @@ func TestCheck(t *testing.T) {
 			good: []string{"copy", "image"},
 			bad:  map[string]string{"Image": "one of copy, image", "volume": "one of copy, image", "": "one of copy, image"},
 		},
+		"ip-family": {
+			good: []string{"ipv4", "ipv6"},
+			bad:  map[string]string{"IPv6": "one of ipv4, ipv6", "dual": "one of ipv4, ipv6", "6": "one of ipv4, ipv6", "": "one of ipv4, ipv6"},
+		},
 		"view-copy-medium": {
 			good: []string{"memory", "disk"},
 			bad:  map[string]string{"Memory": "one of memory, disk", "tmpfs": "one of memory, disk", "": "one of memory, disk"},

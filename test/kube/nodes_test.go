@@ -221,7 +221,6 @@ type nodeFaultRun struct {
 	faultRun
 	node                     string
 	fluxEnd, notReady, taint time.Duration
-	runningAtTaint           bool
 }
 
 // runNodeFault applies the JobSet, waits until its pods are all Ready
