@@ -115,7 +115,13 @@ func TestKueueTopology(t *testing.T) {
 			n := newNamespace(t, "tas-"+c.name)
 			q := tasQueue(t, n)
 			container := app("3", "64Mi", cmd...)
-			groups := []group{{name: "w", replicas: 1, completions: c.pods, container: container,
+			// The pods tolerate the workers' taint themselves: Kueue adds
+			// the flavor's tolerations to the pods it starts, but its
+			// node-failure check reads the pod template's, and evicts a
+			// workload whose nodes carry a taint the template does not
+			// tolerate.
+			pod := map[string]any{"tolerations": onWorkers("tas")["tolerations"]}
+			groups := []group{{name: "w", replicas: 1, completions: c.pods, container: container, pod: pod,
 				podAnnotations: map[string]any{c.key: c.level}}}
 			rendered := q.queued(t, "tas", "", groups...)
 			if !strings.Contains(string(rendered), c.key+": "+c.level) {
