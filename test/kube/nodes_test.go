@@ -225,11 +225,11 @@ type nodeFaultRun struct {
 
 // runNodeFault applies the JobSet, waits until its pods are all Ready
 // (joined), lets the job start, does the fault to the node of pod index
-// of Job 0, and follows the instance to its end. A lost node (lost) holds
+// of Job job, and follows the instance to its end. A lost node (lost) holds
 // its pods until Kubernetes lets them go: once Flux has ended the
 // instance and the node is NotReady, the test declares it out of
 // service, as an administrator or a remediation controller does.
-func runNodeFault(t *testing.T, n *namespace, ws []string, index int, fault string, lost bool, bound time.Duration) *nodeFaultRun {
+func runNodeFault(t *testing.T, n *namespace, ws []string, job, index int, fault string, lost bool, bound time.Duration) *nodeFaultRun {
 	t.Helper()
 	r := &nodeFaultRun{faultRun: faultRun{n: n, name: "nf"}}
 	h, ok := n.watch(instanceTimeout+3*time.Minute, func(s *snapshot) bool {
@@ -240,7 +240,7 @@ func runNodeFault(t *testing.T, n *namespace, ws []string, index int, fault stri
 		if r.faultAt.IsZero() {
 			if allReady(s, 3) {
 				nodesOf(t, s, ws)
-				p, _ := s.pod("w", 0, index)
+				p, _ := s.pod("w", job, index)
 				r.node = p.Spec.NodeName
 				// Ready means joined; a moment more lands the fault mid-job.
 				time.Sleep(2 * time.Second)
@@ -327,17 +327,24 @@ func TestNodeFaults(t *testing.T) {
 		fault string // cluster.sh node ACTION, or drain
 		undo  string
 		lost  bool // the node stops answering for its pods
+		// jobPerPod: three Jobs of one pod, not one of three, so
+		// that a Job fails with its own pod, not the lost node's.
+		jobPerPod bool
 	}{
-		{"follower-off", 2, "off", "on", true},
-		{"leader-off", 0, "off", "on", true},
-		{"follower-hung", 2, "freeze", "thaw", true},
-		{"follower-cut", 1, "cut", "reconnect", true},
-		{"follower-drained", 1, "drain", "uncordon", false},
+		{"follower-off", 2, "off", "on", true, false},
+		{"follower-off-job-per-pod", 2, "off", "on", true, true},
+		{"leader-off", 0, "off", "on", true, false},
+		{"follower-hung", 2, "freeze", "thaw", true, false},
+		{"follower-cut", 1, "cut", "reconnect", true, false},
+		{"follower-drained", 1, "drain", "uncordon", false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ws := holdWorkers(t)
 			n := newNamespace(t, "node-"+c.name)
 			groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("nf")}}
+			if c.jobPerPod {
+				groups[0].replicas, groups[0].completions = 3, 1
+			}
 			n.apply(faultJobSet(t, "nf", 600, nil, groups...))
 			var r *nodeFaultRun
 			t.Cleanup(func() {
@@ -345,10 +352,17 @@ func TestNodeFaults(t *testing.T) {
 					undoFault(t, c.undo, r.node)
 				}
 			})
-			r = runNodeFault(t, n, ws, c.index, c.fault, c.lost, fluxBound+2*faultBound)
+			job, index := 0, c.index
+			if c.jobPerPod {
+				job, index = c.index, 0
+			}
+			r = runNodeFault(t, n, ws, job, index, c.fault, c.lost, fluxBound+2*faultBound)
 			r.record(t, "the "+strings.Split(c.name, "-")[0]+"'s node: "+c.fault, jobSetFailed)
 			if r.fluxEnd == 0 || r.fluxEnd > fluxBound {
 				t.Errorf("Flux ended the instance %s after the fault, want within %s", r.fluxEnd.Round(time.Second), fluxBound)
+			}
+			if c.jobPerPod && r.taint != 0 {
+				t.Errorf("with a Job per pod the JobSet still waited for the lost node (declared out of service after %s)", r.taint.Round(time.Second))
 			}
 			if c.lost && r.endAfter-r.taint > faultBound {
 				t.Errorf("the JobSet ended %s after the node was declared out of service, want within %s", (r.endAfter - r.taint).Round(time.Second), faultBound)
