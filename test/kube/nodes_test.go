@@ -194,8 +194,10 @@ func nodeFault(t *testing.T, action, node string) {
 // its fault was undone, so the next test finds every worker.
 func waitNodeReady(t *testing.T, node string) {
 	t.Helper()
+	// It runs in a cleanup, where the test's context is already
+	// cancelled.
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		out, err := kubectl(t.Context(), nil, "get", "node", node, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.unschedulable} {.spec.taints[*].key}`)
+		out, err := kubectl(context.Background(), nil, "get", "node", node, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.unschedulable} {.spec.taints[*].key}`)
 		if err == nil {
 			f := strings.Fields(string(out))
 			if len(f) > 0 && f[0] == conditionTrue && !strings.Contains(string(out), "true") &&
