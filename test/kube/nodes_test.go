@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -405,12 +406,16 @@ func drain(t *testing.T, node string, budget bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	out, err := kubectl(ctx, nil, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=15s")
+	// The whole output: kubectl names the budget on the line of the pod
+	// it could not evict, long before its summary.
+	cmd := exec.CommandContext(ctx, env.kubectl, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=15s")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
+	out, err := cmd.CombinedOutput()
 	switch {
 	case budget && err == nil:
 		t.Errorf("drain of %s evicted a pod its PodDisruptionBudget keeps:\n%s", node, out)
-	case budget && !strings.Contains(err.Error(), "disruption budget"):
-		t.Errorf("drain of %s: %v, want it refused by the disruption budget", node, err)
+	case budget && !strings.Contains(string(out), "disruption budget"):
+		t.Errorf("drain of %s: %v\n%s\nwant it refused by the disruption budget", node, err, out)
 	case !budget && err != nil:
 		t.Errorf("drain of %s: %v\n%s", node, err, out)
 	}
