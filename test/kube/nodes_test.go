@@ -238,6 +238,11 @@ func runNodeFault(t *testing.T, n *namespace, ws []string, job, index int, fault
 	h, ok := n.watch(instanceTimeout+3*time.Minute, func(s *snapshot) bool {
 		if st, msg := s.jobSetState("nf"); st != "" {
 			r.state, r.message = st, msg
+			// Pods deleted between two polls (a drain) leave no ended
+			// container to see: the JobSet's end bounds Flux's.
+			if r.fluxEnd == 0 && !r.faultAt.IsZero() {
+				r.fluxEnd = time.Since(r.faultAt)
+			}
 			return true
 		}
 		if r.faultAt.IsZero() {
