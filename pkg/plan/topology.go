@@ -54,15 +54,13 @@ func checkTopology(js *jobset.JobSet, groups []Group) finding.List {
 			found.Warnf("metadata.annotations["+key+"]", "does nothing on the JobSet: Kueue reads topology requests per replicatedJob, from its pod template's annotations (spec.replicatedJobs[*].template.spec.template.metadata.annotations); move it there, onto every replicatedJob of the instance")
 		}
 	}
-	exclusive := js.Annotations[ExclusiveTopology]
+	exclusive := js.Annotations[ExclusiveTopology] != ""
 	requests := map[int]topologyRequest{}
 	for _, rj := range js.ReplicatedJobs {
-		excl := exclusive
-		for _, tm := range rj.Templates {
-			if !tm.Pod && slices.Contains(tm.Annotations, ExclusiveTopology) && excl == "" {
-				excl = ExclusiveTopology
-			}
-		}
+		// JobSet reads exclusive-topology on the JobSet or a Job template.
+		excl := exclusive || slices.ContainsFunc(rj.Templates, func(tm jobset.TemplateMeta) bool {
+			return !tm.Pod && slices.Contains(tm.Annotations, ExclusiveTopology)
+		})
 		for _, tm := range rj.Templates {
 			for _, key := range slices.Sorted(maps.Keys(tm.Topology)) {
 				path := fmt.Sprintf("%s.annotations[%s]", tm.Path, key)
@@ -71,7 +69,7 @@ func checkTopology(js *jobset.JobSet, groups []Group) finding.List {
 					found.Warnf(path, "is on the Job template, where Kueue does not read it: Kueue reads topology requests from the pod template's annotations (%s.template.spec.template.metadata.annotations); move it there", rj.Path)
 				case !queued:
 					found.Warnf(path, "does nothing: only Kueue's topology-aware scheduling reads it, and the JobSet is not queued (label %s in the JobSet's metadata.labels); queue the JobSet in a LocalQueue whose ClusterQueue has a flavor with a topologyName, or remove this", QueueLabel)
-				case excl != "":
+				case excl:
 					found.Warnf(path, "and JobSet's exclusive placement (%s) both place replicatedJob %q's pods: JobSet's webhook keeps each Job on a domain of its own while Kueue pins each pod to the nodes it chose, and a pod whose two placements disagree stays Pending, so the instance never forms; keep one: with Kueue, %s with %s equal to the Job's pods keeps each Job's pods within one domain", ExclusiveTopology, rj.Name, SliceRequiredTopology, SliceSize)
 				}
 			}
