@@ -28,7 +28,15 @@ type brokerConfig struct {
 	Policy   map[string]any        `toml:"policy,omitempty" comment:"Once queues exist Flux refuses a job that names none: one submitted\nwithout -q goes to this queue."`
 	Qmanager map[string]any        `toml:"sched-fluxion-qmanager" comment:"Fluxion's queue policy (the queue-policy setting)."`
 	Access   map[string]any        `toml:"access" comment:"allow-root-owner lets root (kubectl exec) drive an instance owned by a\nnon-root runAsUser."`
+	// KVS is written only with state-claim.
+	KVS map[string]any `toml:"kvs,omitempty" comment:"state-claim: rank 0 checkpoints its KVS to the claim this often, so that a\nrank 0 killed without a clean stop (its node lost, the grace period too\nshort) loses no more than that."`
 }
+
+// checkpointPeriod is how often rank 0 checkpoints its KVS with
+// state-claim, unless broker-config sets [kvs] checkpoint-period: Flux
+// checkpoints only when it stops cleanly otherwise, and skips a period in
+// which nothing changed.
+const checkpointPeriod = "10s"
 
 type bootstrapTable struct {
 	CurveCert   string `toml:"curve_cert" comment:"The shared CURVE certificate: each broker's private 0400 copy of the Secret."`
@@ -113,6 +121,12 @@ func brokerTOML(p *plan.Plan) (string, error) {
 		mergeable["policy"] = doc.Policy
 	}
 	doc.Resource["config"] = resources
+	if p.State != nil {
+		if user, _ := p.Settings.BrokerConfig["kvs"].(map[string]any); user["checkpoint-period"] == nil {
+			doc.KVS = map[string]any{"checkpoint-period": checkpointPeriod}
+			mergeable["kvs"] = doc.KVS
+		}
+	}
 
 	// The user's keys go into the tables above, and their other tables
 	// after the document.

@@ -23,6 +23,7 @@ package fluxfiles
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jobset-flux/jobset-flux/pkg/plan"
@@ -128,7 +129,18 @@ func entrypointScript(p *plan.Plan) (string, error) {
 		vals["rejoin"] = "\n        rejoin"
 	}
 	vals["hangs"] = strings.TrimSuffix(hangsText, "\n")
+	if err := statePart(p, vals); err != nil {
+		return "", err
+	}
 	vals["queueStart"], vals["queueStartJoined"] = queueStart(p)
+	if err := restartsPart(p, vals); err != nil {
+		return "", err
+	}
+	owner, err := ownerPart(p)
+	if err != nil {
+		return "", err
+	}
+	vals["owner"] = owner
 	vals["interactive"] = ""
 	if p.Interactive {
 		// No initial program: the instance stays up until flux shutdown.
@@ -137,7 +149,7 @@ func entrypointScript(p *plan.Plan) (string, error) {
 	if sh.err != nil {
 		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
 	}
-	var err error
+
 	if vals["findFlux"], vals["fluxCheck"], err = fluxLookup(p); err != nil {
 		return "", err
 	}
@@ -148,6 +160,96 @@ func entrypointScript(p *plan.Plan) (string, error) {
 		return "", err
 	}
 	return fill(plan.EntrypointScript, entrypointText, vals)
+}
+
+// statePart fills the placeholders of state-claim: rank 0's statedir on
+// the claim, its stop and its report of the state it resumed. Without the
+// setting the statedir stays in the pod's own volume and the rest is
+// empty, as the script was before the setting.
+func statePart(p *plan.Plan, vals values) error {
+	vals["statedirOption"] = `-Sstatedir="${run_dir}/statedir"`
+	vals["state"], vals["stateStop"], vals["stateJoined"] = "", "", ""
+	if p.State == nil {
+		return nil
+	}
+	sh := &quoter{}
+	st := sh.all(map[string]any{
+		"StateLeader": p.State.Leader,
+		"StateMount":  plan.StateMountDir,
+		"StateDir":    p.State.Dir,
+	})
+	if sh.err != nil {
+		return fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
+	}
+	var err error
+	if vals["state"], err = fill(plan.EntrypointScript, stateText, st); err != nil {
+		return err
+	}
+	// An elastic instance's followers leave at once: leave drains their
+	// ranks first.
+	follower := ""
+	if p.Quorum == 0 {
+		if follower, err = fill(plan.EntrypointScript, strings.TrimSuffix(stateFollowerText, "\n"), values{"StateLeader": st["StateLeader"]}); err != nil {
+			return err
+		}
+	}
+	if vals["stateStop"], err = fill(plan.EntrypointScript, strings.TrimSuffix(stateStopText, "\n"), values{"StateLeader": st["StateLeader"], "stateFollowerStop": follower}); err != nil {
+		return err
+	}
+	vals["statedirOption"] = `-Sstatedir="${statedir}"` + "\n    " + `${state_attrs[@]+"${state_attrs[@]}"}`
+	vals["stateJoined"] = strings.TrimSuffix(stateJoinedText, "\n")
+	return nil
+}
+
+// restartsPart fills the placeholders of infra-restarts: the wrapper of
+// rank 0's command that tells infrastructure failures from application
+// ones, and the exit code and termination message the container ends
+// with. Empty without the setting.
+func restartsPart(p *plan.Plan, vals values) error {
+	vals["classify"], vals["ending"] = "", ""
+	if p.Settings.InfraRestarts == 0 {
+		return nil
+	}
+	codes := make([]string, len(plan.InfraExitCodes))
+	for i, c := range plan.InfraExitCodes {
+		codes[i] = strconv.Itoa(c)
+	}
+	var err error
+	if vals["classify"], err = fill(plan.EntrypointScript, strings.TrimSuffix(classifyText, "\n"), values{"InfraCodes": strings.Join(codes, " ")}); err != nil {
+		return err
+	}
+	vals["ending"], err = fill(plan.EntrypointScript, "\n"+strings.TrimSuffix(endingText, "\n"), values{
+		"ExitHung": strconv.Itoa(plan.ExitHung), "ExitNeverFormed": strconv.Itoa(plan.ExitNeverFormed), "ExitRankLost": strconv.Itoa(plan.ExitRankLost),
+	})
+	return err
+}
+
+// ownerPart is rank 0's patch of owner-references: the API paths of the
+// objects it makes its JobSet the owner of. "" without the setting.
+func ownerPart(p *plan.Plan) (string, error) {
+	o := p.Owner
+	if o == nil {
+		return "", nil
+	}
+	core := "api/v1/namespaces/" + p.Namespace + "/"
+	rbac := "apis/rbac.authorization.k8s.io/v1/namespaces/" + p.Namespace + "/"
+	args := []string{p.Namespace, p.Name, core + "configmaps/" + p.ConfigMapName}
+	if o.Secret != "" {
+		args = append(args, core+"secrets/"+o.Secret)
+	}
+	args = append(args, rbac+"roles/"+o.RBAC, rbac+"rolebindings/"+o.RBAC)
+	sh := &quoter{}
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = sh.one("owner-references argument", a)
+	}
+	leader := sh.one("rank 0's hostname", o.Leader)
+	if sh.err != nil {
+		return "", fmt.Errorf("fluxfiles: render %s: %w", plan.EntrypointScript, sh.err)
+	}
+	return fill(plan.EntrypointScript, strings.TrimSuffix(ownerText, "\n"), values{
+		"TokenDir": plan.OwnerTokenDir, "OwnerLeader": leader, "OwnerArgs": strings.Join(words, " "),
+	})
 }
 
 // brokerAttributes are the broker attributes the user asked for, one
@@ -255,12 +357,20 @@ func programTemplate(p *plan.Plan, sh *quoter) (string, values) {
 		if p.Settings.Queues {
 			queued = ` "${queue_start[@]}"`
 		}
-		return launcherText, values{"queueStart": queued}
+		classified := ""
+		if p.Settings.InfraRestarts > 0 {
+			classified = ` "${classify[@]}"`
+		}
+		return launcherText, values{"queueStart": queued, "classified": classified}
 	}
 	if p.Settings.Queues {
 		queued = "\n        \"${queue_start[@]}\""
 	}
 	program["queueStart"] = queued
+	program["classified"] = ""
+	if p.Settings.InfraRestarts > 0 {
+		program["classified"] = "\n        \"${classify[@]}\""
+	}
 	return runText, program
 }
 

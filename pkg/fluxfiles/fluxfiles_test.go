@@ -111,6 +111,18 @@ func variants() []variant {
 		{"replicas 3 completions 1, bind all", newPlan([]group{{"w", 3, 1, "js-w-[0-2]-0"}}, func(p *plan.Plan) {
 			p.Settings.NetworkDevice = "*"
 		})},
+		{"replicas 1 completions 3, state on a claim", newPlan([]group{{"w", 1, 3, "js-w-0-[0-2]"}}, func(p *plan.Plan) {
+			p.Settings.StateClaim = "my-claim"
+			p.State = &plan.State{Volume: plan.StateVolume, Claim: "my-claim", Dir: plan.StateMountDir + "/js", Leader: "js-w-0-0"}
+		})},
+		{"replicas 1 completions 2, infra-restarts", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			p.Settings.InfraRestarts = 2
+		})},
+		{"launcher, infra-restarts, state on a claim", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+			p.Settings.InfraRestarts, p.Settings.Launcher = 1, true
+			p.JobNodes, p.Tasks, p.CoresPerTask, p.TasksPerNode = 2, 0, 0, 0
+			p.State = &plan.State{Volume: plan.StateVolume, Claim: "c", Dir: plan.StateMountDir + "/js", Leader: "js-w-0-0"}
+		})},
 		{"replicas 1 completions 2, ipv6", newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
 			p.Settings.IPFamily = settings.IPv6
 		})},
@@ -236,6 +248,11 @@ func TestBrokerTOML(t *testing.T) {
 			if p.Settings.Queues {
 				tables = []string{"access", "bootstrap", "policy", "queues", "resource", "sched-fluxion-qmanager"}
 				checkQueues(t, p, doc)
+			}
+			if p.State != nil {
+				// TestStateCheckpointPeriod checks it.
+				tables = append(tables, "kvs")
+				slices.Sort(tables)
 			}
 			if got := sortedKeys(doc); !slices.Equal(got, tables) {
 				t.Errorf("tables = %v, want %v", got, tables)
@@ -659,5 +676,71 @@ func TestRenderPerGroupResources(t *testing.T) {
 	}
 	if !strings.Contains(f.Entrypoint, `"${flux}" run -N 2 -n 4 -c 4 -g 1`) {
 		t.Errorf("the entrypoint does not run on the 2 workers with -n 4 -c 4 -g 1:\n%s", f.Entrypoint)
+	}
+}
+
+// TestStateCheckpointPeriod: with state-claim, broker.toml asks rank 0 to
+// checkpoint its KVS every checkpointPeriod, unless broker-config sets its
+// own [kvs] checkpoint-period, which then stands alone; other [kvs] keys
+// of broker-config join the function's. Without state-claim there is no
+// [kvs] table at all.
+func TestStateCheckpointPeriod(t *testing.T) {
+	state := &plan.State{Volume: plan.StateVolume, Claim: "c", Dir: plan.StateMountDir + "/js", Leader: "js-w-0-0"}
+	for _, tc := range []struct {
+		name   string
+		state  *plan.State
+		config map[string]any
+		want   map[string]any
+	}{
+		{"no state", nil, nil, nil},
+		{"state", state, nil, map[string]any{"checkpoint-period": checkpointPeriod}},
+		{"state, the user's period", state, map[string]any{"kvs": map[string]any{"checkpoint-period": "1m"}}, map[string]any{"checkpoint-period": "1m"}},
+		{"state, another kvs key", state, map[string]any{"kvs": map[string]any{"gc-threshold": int64(100)}}, map[string]any{"checkpoint-period": checkpointPeriod, "gc-threshold": int64(100)}},
+		{"no state, the user's kvs", nil, map[string]any{"kvs": map[string]any{"checkpoint-period": "1m"}}, map[string]any{"checkpoint-period": "1m"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPlan([]group{{"w", 1, 2, "js-w-0-[0-1]"}}, func(p *plan.Plan) {
+				p.State = tc.state
+				p.Settings.BrokerConfig = tc.config
+			})
+			out, err := brokerTOML(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc map[string]any
+			if err := toml.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			got, _ := doc["kvs"].(map[string]any)
+			if tc.want == nil && got != nil || tc.want != nil && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("[kvs] = %v, want %v\n%s", got, tc.want, out)
+			}
+			if strings.Count(out, "[kvs]") > 1 {
+				t.Errorf("[kvs] written twice:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestStateFollowersAwaitLeader: with state-claim a follower's SIGTERM
+// waits for rank 0 to end the instance (await_leader), so that its jobs
+// end as lost to the stop rather than to a node failure; an elastic
+// instance's followers keep leaving at once, draining their ranks.
+func TestStateFollowersAwaitLeader(t *testing.T) {
+	for _, quorum := range []int{0, 2} {
+		p := newPlan([]group{{"w", 1, 3, "js-w-0-[0-2]"}}, func(p *plan.Plan) {
+			p.Quorum = quorum
+			p.State = &plan.State{Volume: "state", Dir: plan.StateMountDir + "/js", Leader: "js-w-0-0"}
+		})
+		f, err := Generate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Contains(f.Entrypoint, "trap await_leader"), quorum == 0; got != want {
+			t.Errorf("quorum %d: followers await rank 0: %v, want %v", quorum, got, want)
+		}
+		if !strings.Contains(f.Entrypoint, "trap keep_state") {
+			t.Errorf("quorum %d: rank 0 does not keep its state on SIGTERM", quorum)
+		}
 	}
 }

@@ -523,6 +523,11 @@ func TestSandboxLeader(t *testing.T) {
 				// (TestSandboxQueues runs it).
 				argv = withoutQueueStart(t, argv, len(start))
 			}
+			if p.Settings.InfraRestarts > 0 {
+				// The command runs through the wrapper that classifies
+				// its end (TestSandboxClassify runs it).
+				argv = withoutClassify(t, argv, len(start))
+			}
 			if want := append(append(start, plan.ViewDir+"/bin/flux"), run...); !slices.Equal(argv, want) {
 				t.Errorf("flux start argv\n got %q\nwant %q", r.start.argv, want)
 			}
@@ -553,6 +558,17 @@ func withoutQueueStart(t *testing.T, argv []string, at int) []string {
 		return argv
 	}
 	return append(slices.Clip(argv[:at]), argv[at+5:]...)
+}
+
+// withoutClassify removes infra-restarts' wrapper from a flux start argv,
+// at index at, checking its shape.
+func withoutClassify(t *testing.T, argv []string, at int) []string {
+	t.Helper()
+	if len(argv) < at+6 || !strings.HasSuffix(argv[at], "/bash") || argv[at+1] != "-c" || argv[at+3] != "classify" || argv[at+4] != plan.ViewDir+"/bin/flux" || argv[at+5] != plan.RunDir+"/ending" {
+		t.Errorf("flux start argv %q: the program is not run by bash -c ... classify %s/bin/flux %s/ending", argv, plan.ViewDir, plan.RunDir)
+		return argv
+	}
+	return append(slices.Clip(argv[:at]), argv[at+6:]...)
 }
 
 // TestSandboxExitCodes checks that the container's exit code is the job's

@@ -40,6 +40,20 @@ var (
 	queuesText string
 	//go:embed entrypoint-queues-joined.sh.tmpl
 	queuesJoinedText string
+	//go:embed entrypoint-state.sh.tmpl
+	stateText string
+	//go:embed entrypoint-state-stop.sh.tmpl
+	stateStopText string
+	//go:embed entrypoint-state-joined.sh.tmpl
+	stateJoinedText string
+	//go:embed entrypoint-state-follower.sh.tmpl
+	stateFollowerText string
+	//go:embed entrypoint-classify.sh.tmpl
+	classifyText string
+	//go:embed entrypoint-ending.sh.tmpl
+	endingText string
+	//go:embed entrypoint-owner.sh.tmpl
+	ownerText string
 )
 
 // values maps the placeholders of one template to their text.

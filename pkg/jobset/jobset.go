@@ -49,6 +49,9 @@ type JobSet struct {
 	Policies Policies
 	// Queueing is what decides who starts the JobSet (queue.go).
 	Queueing Queueing
+	// ClaimTemplates are the templates of spec.volumeClaimPolicies, in
+	// order (claims.go).
+	ClaimTemplates []ClaimTemplate
 }
 
 // ReplicatedJob is one entry of spec.replicatedJobs.
@@ -119,6 +122,8 @@ type Pod struct {
 	DNS DNS
 	// Identity is the pod securityContext's runAsNonRoot and runAsUser.
 	Identity Identity
+	// ServiceAccount is serviceAccountName ("" when unset: "default").
+	ServiceAccount string
 }
 
 // Container is one container of a pod template.
@@ -242,6 +247,7 @@ func Read(rn *yaml.RNode) (*JobSet, finding.List) {
 	js.ReplicatedJobs = r.replicatedJobs(spec)
 	js.Policies = r.policies(spec)
 	js.Queueing = r.queueing(meta, spec)
+	js.ClaimTemplates = r.claimTemplates(spec)
 	return js, r.found
 }
 
@@ -340,6 +346,7 @@ func (r *reader) pod(pod *yaml.Node, path string) Pod {
 	p.Identity = readIdentity(sc)
 	p.DNS = r.dns(pod, path)
 	p.OS = r.readOS(pod, path)
+	p.ServiceAccount = r.str(pod, path, "serviceAccountName")
 	return p
 }
 

@@ -20,6 +20,7 @@ func editJobSet(root *yaml.Node, p *plan.Plan) error {
 	if !ok {
 		return fmt.Errorf("%s is not a list", jobset.ReplicatedJobsPath)
 	}
+	jobs := make(map[int]*yaml.Node, len(p.Groups))
 	for _, g := range p.Groups {
 		at := yamltree.Index(jobset.ReplicatedJobsPath, g.Index)
 		if g.Index >= len(rjs) {
@@ -37,6 +38,10 @@ func editJobSet(root *yaml.Node, p *plan.Plan) error {
 			return fmt.Errorf("%s: %w", at, err)
 		}
 		markSizes(rjs[g.Index], g)
+		jobs[g.Index] = job
+	}
+	if p.Settings.InfraRestarts > 0 {
+		setRestartPolicies(root, p, jobs)
 	}
 	if len(p.SetNetwork) > 0 {
 		// spec.network goes above the replicatedJobs, where the JobSet
@@ -99,6 +104,21 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 		volumes.Content = append(volumes.Content, shmVolume(p.Settings.ShmSize))
 		mounts.Content = append(mounts.Content, shmMount())
 	}
+	if st := p.State; st != nil && g.Index == p.Groups[0].Index {
+		// A claim of the JobSet's volumeClaimPolicies gets its volume
+		// from the JobSet controller, and its webhook refuses a template that
+		// has one.
+		if st.Claim != "" {
+			volumes.Content = append(volumes.Content, stateVolume(st.Claim))
+		}
+		mounts.Content = append(mounts.Content, mount(st.Volume, plan.StateMountDir))
+	}
+	if p.Owner != nil && g.Index == p.Groups[0].Index {
+		volumes.Content = append(volumes.Content, ownerTokenVolume())
+		mounts.Content = append(mounts.Content, readOnlyMount(plan.OwnerTokenVolume, plan.OwnerTokenDir))
+		env := yamltree.EnsureSeq(c, envKey)
+		env.Content = append(env.Content, ownerUIDEnv())
+	}
 	if g.StartupProbe {
 		yamltree.Set(c, startupProbeKey, startupProbe(p.Settings.StartTimeout), "")
 	}
@@ -106,8 +126,11 @@ func addFlux(pod *yaml.Node, p *plan.Plan, g plan.Group) error {
 }
 
 // startupProbeKey is the wrapped container's field that holds the probe
-// startupProbe writes.
-const startupProbeKey = "startupProbe"
+// startupProbe writes; envKey its environment.
+const (
+	startupProbeKey = "startupProbe"
+	envKey          = "env"
+)
 
 // Probe timing: the entrypoint gives up start-timeout after the
 // container started, then takes up to probeGrace seconds to say why and
@@ -227,6 +250,12 @@ func shmVolume(size string) *yaml.Node {
 }
 
 func shmMount() *yaml.Node { return mount(plan.ShmVolume, plan.ShmDir) }
+
+// stateVolume is the volume of an existing claim that holds rank 0's
+// state (state-claim).
+func stateVolume(claim string) *yaml.Node {
+	return volume(plan.StateVolume, "persistentVolumeClaim", yamltree.Map(yamltree.KV("claimName", yamltree.String(claim))))
+}
 
 // installer is the init container that copies Flux out of the view image.
 func installer(p *plan.Plan, g plan.Group) *yaml.Node {

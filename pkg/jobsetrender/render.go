@@ -34,6 +34,9 @@ func render(rn *yaml.RNode, pl *plan.Plan, gen generated, annotations map[string
 	if pl.Settings.NetworkPolicy {
 		objects = append(objects, networkPolicy(pl, annotations))
 	}
+	if pl.Owner != nil {
+		objects = append(objects, ownerRole(pl, annotations), ownerRoleBinding(pl, annotations))
+	}
 	for _, obj := range objects {
 		stampDigest(obj)
 	}

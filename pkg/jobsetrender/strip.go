@@ -40,6 +40,7 @@ func stripRendering(root *yaml.Node) bool {
 	}
 	patterns := renderingPatterns()
 	stripped := stripDefaults(root)
+	stripRestartPolicies(root)
 	stripSizes(root)
 	for _, rj := range rjs {
 		if pod := podSpecOf(rj); pod != nil && stripPod(pod, patterns) {
@@ -74,6 +75,8 @@ func stripPod(pod *yaml.Node, pt patterns) bool {
 	}
 	if c := wrappedContainer(pod, mounts); c != nil {
 		removeMatching(c, jobset.VolumeMountsKey, mounts)
+		removeMatching(c, jobset.VolumeMountsKey, pt.stateMounts)
+		removeMatching(c, envKey, []*yaml.Node{ownerUIDEnv()})
 		unwrapCommand(c)
 		if probe, ok := yamltree.Lookup(c, startupProbeKey); ok && matchesAny(probe, pt.startupProbes) {
 			removeKey(c, startupProbeKey)
@@ -155,7 +158,7 @@ func dropEmptied(root *yaml.Node) {
 		dropEmptyBlockLists(pod, jobset.InitContainersKey, jobset.VolumesKey)
 		if containers := yamltree.Get(pod, jobset.ContainersKey); containers != nil && containers.Kind == yaml.SequenceNode {
 			for _, c := range containers.Content {
-				dropEmptyBlockLists(c, jobset.VolumeMountsKey, jobset.CommandKey)
+				dropEmptyBlockLists(c, jobset.VolumeMountsKey, jobset.CommandKey, envKey)
 			}
 		}
 	}
@@ -201,7 +204,10 @@ const (
 type patterns struct {
 	installer, volumes, mounts, imageFluxVolumes, imageFluxMounts    []*yaml.Node
 	mountedViewVolumes, mountedViewMounts, shmVolumes, startupProbes []*yaml.Node
-	shmMount                                                         *yaml.Node
+	// stateMounts are the mounts only rank 0's group has: the state
+	// claim's, of any volume, and the owner token's.
+	stateMounts []*yaml.Node
+	shmMount    *yaml.Node
 }
 
 func renderingPatterns() patterns {
@@ -233,7 +239,10 @@ func renderingPatterns() patterns {
 	// Both media of the software volume: the setting may have changed
 	// since, and renders of earlier releases copied to the disk only.
 	other := []*yaml.Node{softwareVolume(settings.ViewCopyMemory), softwareVolume(settings.ViewCopyDisk), viewImageVolume(anyString)}
+	other = append(other, stateVolume(anyString))
 	pt.volumes = append(fluxVolumes(p), append(other, pt.shmVolumes...)...)
+	pt.stateMounts = []*yaml.Node{mount(anyString, plan.StateMountDir), readOnlyMount(plan.OwnerTokenVolume, plan.OwnerTokenDir)}
+	pt.volumes = append(pt.volumes, ownerTokenVolume())
 	pt.mounts = fluxMounts(p)
 	pt.shmMount = shmMount()
 	imageFlux := *p

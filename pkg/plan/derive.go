@@ -44,6 +44,8 @@ func Derive(js *jobset.JobSet, s settings.Settings) (*Plan, finding.List) {
 	notes.Add(applyExclude(p))
 	notes.Add(shmNotes(p))
 	p.DefaultQueue = defaultQueue(p)
+	p.State = deriveState(js, &s, p.Groups)
+	p.Owner = deriveOwner(js, &s, p)
 	return p, notes
 }
 
@@ -169,7 +171,7 @@ func groupsOf(js *jobset.JobSet, s *settings.Settings) []Group {
 		c := &rj.Pod.Containers[w.Container]
 		n := completions(rj)
 		groups[i] = Group{
-			Index: rj.Index, Name: rj.Name, Container: w.Container,
+			Index: rj.Index, Name: rj.Name, Container: w.Container, ContainerName: c.Name,
 			Replicas: rj.Replicas, Completions: n, PodsPerJob: n, MinPods: n,
 			Command: c.Command, OwnShm: ownShm(c), PodSeccomp: rj.Pod.SeccompProfile,
 			Set: jobDefaults(rj, s), StartupProbe: !c.StartupProbe, Installer: installerOf(&rj.Pod, c),

@@ -28,13 +28,22 @@ func imageFlux(s *settings.Settings) bool {
 // its own Flux gets no software tree, and keeps its own /opt/software (a
 // Spack installation) visible; a mounted view image adds its views.
 func mountedPaths(s *settings.Settings) []string {
+	var paths []string
 	switch {
 	case imageFlux(s):
-		return []string{InstallDir, ConfigDir, CurveDir}
+		paths = []string{InstallDir, ConfigDir, CurveDir}
 	case mountsView(s):
-		return []string{InstallDir, SoftwareDir, ViewsDir, ConfigDir, CurveDir}
+		paths = []string{InstallDir, SoftwareDir, ViewsDir, ConfigDir, CurveDir}
+	default:
+		paths = []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
 	}
-	return []string{InstallDir, SoftwareDir, ConfigDir, CurveDir}
+	if s.StateClaim != "" {
+		paths = append(paths, StateMountDir)
+	}
+	if s.OwnerReferences {
+		paths = append(paths, OwnerTokenDir)
+	}
+	return paths
 }
 
 // leader is rank 0's container: pod 0 of the first group, whose command

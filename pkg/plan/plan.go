@@ -114,8 +114,10 @@ type Group struct {
 	FirstRank int
 	// Hosts is the group's hostnames as a compact RFC 29 hostlist, in rank order.
 	Hosts string
-	// Container is the index of the wrapped container in the pod template.
-	Container int
+	// Container is the index of the wrapped container in the pod template,
+	// ContainerName its name.
+	Container     int
+	ContainerName string
 	// Command is the wrapped container's own command (unwrapped); the
 	// entrypoint goes in front of it and args stay as they are.
 	Command []string
@@ -223,6 +225,13 @@ type Plan struct {
 
 	// SetNetwork lists the spec.network fields to set on the user's behalf.
 	SetNetwork []Default
+
+	// State is where rank 0 keeps Flux's state across instances
+	// (state-claim), nil without.
+	State *State
+	// Owner is what rank 0 makes its JobSet the owner of
+	// (owner-references), nil without.
+	Owner *Owner
 
 	// Ordering are the Argo CD and Helm annotations every generated object
 	// carries, so that it is applied before the JobSet and lives as long

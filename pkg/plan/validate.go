@@ -48,6 +48,9 @@ func Validate(js *jobset.JobSet, s settings.Settings) finding.List {
 	found.Add(checkDeadline(js, &s, groups))
 	found.Add(checkElastic(js, &s, groups))
 	found.Add(checkQueueNames(js, &s, groups))
+	found.Add(checkState(js, &s, groups))
+	found.Add(checkRestarts(js, &s, groups))
+	found.Add(checkOwner(js, &s))
 	if found.HasErrors() {
 		return found
 	}

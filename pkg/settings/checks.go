@@ -109,14 +109,18 @@ func checkLabel(raw string) error {
 	return nil
 }
 
-func checkSubdomain(raw string) error {
-	if len(raw) > validation.DNS1123SubdomainMaxLength {
-		raw = raw[:validation.DNS1123SubdomainMaxLength+1]
+// checkObjectName returns the check of an object name of the kind
+// given (a DNS-1123 subdomain).
+func checkObjectName(kind string) func(string) error {
+	return func(raw string) error {
+		if len(raw) > validation.DNS1123SubdomainMaxLength {
+			raw = raw[:validation.DNS1123SubdomainMaxLength+1]
+		}
+		if errs := validation.IsDNS1123Subdomain(raw); len(errs) > 0 {
+			return fmt.Errorf("must be a %s name (a DNS-1123 subdomain), got %s: %s", kind, finding.Quote(raw), errs[0])
+		}
+		return nil
 	}
-	if errs := validation.IsDNS1123Subdomain(raw); len(errs) > 0 {
-		return fmt.Errorf("must be a Secret name (a DNS-1123 subdomain), got %s: %s", finding.Quote(raw), errs[0])
-	}
-	return nil
 }
 
 func checkQuantity(raw string) error {

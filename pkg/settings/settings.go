@@ -12,6 +12,11 @@ const AnnotationPrefix = "flux-framework.org/"
 // EnabledAnnotation selects a JobSet for the transform when "true".
 const EnabledAnnotation = AnnotationPrefix + "enabled"
 
+// OwnerReferencesAnnotation is the owner-references setting's
+// annotation: whether a JobSet still wants its Role and RoleBinding is
+// read from its metadata alone, before any JobSet is rendered (prune).
+const OwnerReferencesAnnotation = AnnotationPrefix + "owner-references"
+
 // NetworkPolicyAnnotation is the network-policy setting's annotation.
 // Whether a JobSet still wants the NetworkPolicy generated for it is read
 // from its metadata alone, before any JobSet is rendered (prune).
@@ -86,6 +91,16 @@ type Settings struct {
 	Setup       string
 	CurveSecret string
 	ShmSize     string
+	// StateClaim is the PersistentVolumeClaim that keeps rank 0's Flux
+	// state across instances ("" for none): a volumeClaimPolicies
+	// template's name or an existing claim's.
+	StateClaim string
+	// InfraRestarts is how many times the JobSet restarts the instance
+	// after an infrastructure failure (0: never; every failure fails it).
+	InfraRestarts int
+	// OwnerReferences makes rank 0 set the generated objects' owner to
+	// their JobSet, so that they are deleted with it.
+	OwnerReferences bool
 
 	// Wrapped are the containers the function wraps, in rank order:
 	// replicated-jobs and container resolved against the JobSet (set by

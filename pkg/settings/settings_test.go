@@ -230,6 +230,18 @@ func TestCheck(t *testing.T) {
 			good: []string{"my-secret", "a.b-c", "x"},
 			bad:  map[string]string{"": "Secret name", "My_Secret": "Secret name", "a/b": "Secret name", strings.Repeat("a", 254): "Secret name"},
 		},
+		"state-claim": {
+			good: []string{"flux-state", "a.b-c", "x"},
+			bad:  map[string]string{"": "PersistentVolumeClaim name", "Flux_State": "PersistentVolumeClaim name", "a/b": "PersistentVolumeClaim name", "-a": "PersistentVolumeClaim name", strings.Repeat("a", 254): "PersistentVolumeClaim name"},
+		},
+		"infra-restarts": {
+			good: []string{"0", "1", "3", "1000"},
+			bad:  map[string]string{"-1": "from 0 to 1000", "1001": "from 0 to 1000", "x": "", "": ""},
+		},
+		"owner-references": {
+			good: []string{"true", "false"},
+			bad:  map[string]string{"yes": "", "": ""},
+		},
 		"shm-size": {
 			good: []string{"1Gi", "512Mi", "1G", "100M", "1"},
 			bad:  map[string]string{"0": "larger than zero", "-1Gi": "larger than zero", "lots": "size like 1Gi", "1 Gi": "size like 1Gi", "": "size like 1Gi", long: "size like 1Gi", "1Gi;id": "size like 1Gi"},

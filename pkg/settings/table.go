@@ -175,6 +175,23 @@ var table = []Setting{
 		// examples set one.
 		Doc:  "the longest the command's job may run, a Flux duration (`30m`, `2h`, `1.5d`; seconds without a unit), passed as `flux run -t`: when it passes, Flux kills every task, the leader exits non-zero and the JobSet fails, instead of running on when a rank hangs (an MPI_Finalize deadlock). Not with `launcher` (give the `flux submit -t` yourself) or a `-t` in `run-options`",
 		rule: timeLimitValue()},
+	{Name: "state-claim", Field: "stateClaim", Type: String,
+		// Opt-in: a claim outlives the instance, and only the user knows
+		// which storage may hold it.
+		Doc:  "a PersistentVolumeClaim that keeps rank 0's Flux state (job history with outputs and exit codes, the queue, the KVS) across preemption, suspend, restarts and deletion: the name of one of the JobSet's own `volumeClaimPolicies` templates (the JobSet creates the claim, and deletes it with itself when `whenDeleted: Delete`) or of an existing claim. Mounted at `/mnt/flux/state` in the pods of rank 0's replicatedJob; on SIGTERM rank 0 stops its queues, marks its running jobs lost and dumps; the next instance restores the dump, and its initial program sees `JOBSET_FLUX_RESTORED=1` (see \"Durable instances\")",
+		rule: textRule(func(s *Settings) *string { return &s.StateClaim }, checkObjectName("PersistentVolumeClaim"))},
+	{Name: "infra-restarts", Field: "infraRestarts", Type: Integer,
+		// Opt-in: a restart reruns the command, which only the user
+		// knows to be safe.
+		Default: "0",
+		Doc:     "how many times the JobSet restarts the whole instance after an infrastructure failure: a rank's pod deleted or evicted, its node lost, a broker that failed, a hung rank cut off, an instance that never formed (the JobSet's `failurePolicy` and each Job's `podFailurePolicy`, which the render writes); an application failure (rank 0's command failed with every rank there) fails the JobSet at once. Rank 0 then exits 120 for a rank lost, 122 hung, 124 never formed, and its command's own code otherwise (1 in place of a code of those or 129, 137, 143), and writes a JSON termination message. With `state-claim` the restarted instance resumes its queue. `0`: every failure fails the JobSet, as without it",
+		rule:    numberRule(func(s *Settings) *int { return &s.InfraRestarts }, 0, 1000)},
+	{Name: "owner-references", Field: "ownerReferences", Type: Boolean,
+		// Opt-in: it adds a Role, a RoleBinding and a token to rank 0's
+		// pod, which a namespace's policy may not allow.
+		Default: "false",
+		Doc:     "`\"true\"`: the generated ConfigMap, Secret, Role and RoleBinding are deleted with their JobSet (`kubectl delete jobset`, `ttlSecondsAfterFinished`): rank 0 sets their `ownerReferences` to its JobSet at start, through a Role `<jobset>-flux-owner` that lets the pod's ServiceAccount patch exactly those objects by name and nothing else, and a token volume on rank 0's pods. Needs `metadata.namespace`; where the API server is out of reach (a NetworkPolicy denying egress) rank 0 only warns and the objects stay, as without it. See \"Durable instances\"",
+		rule:    flagRule(func(s *Settings) *bool { return &s.OwnerReferences })},
 	{Name: "broker-attributes", Field: "brokerAttributes", Type: WordList,
 		Doc:  "extra `flux start -Sname=value` words, e.g. `broker.quorum=2`; each checked; none jobset-flux sets (`rundir`, `statedir`, `local-uri`, `tbon.topo`, `tbon.fanout`, `tbon.connect_timeout`, `broker.rc2_none`, `log-stderr-level`, `config.path`), none the broker does not know, none read-only, and none that booting, ranks or the instance's paths depend on (`hostname`, `hostlist`, `broker.boot-method`, `broker.recovery-mode`, `broker.rc1_path`, `broker.rc3_path`, `broker.exit-norestart`, `tbon.interface-hint`, `tbon.prefertcp`, `conf.shell_initrc`, `conf.shell_pluginpath`): the error says why",
 		rule: listRule(func(s *Settings) *[]string { return &s.BrokerAttributes }, parseBrokerAttributes)},
@@ -200,7 +217,7 @@ var table = []Setting{
 		rule: textRule(func(s *Settings) *string { return &s.Setup }, checkSetup)},
 	{Name: "curve-secret", Field: "curveSecret", Type: String,
 		Doc:  "use this existing Secret (key `curve.cert`); generate none",
-		rule: textRule(func(s *Settings) *string { return &s.CurveSecret }, checkSubdomain)},
+		rule: textRule(func(s *Settings) *string { return &s.CurveSecret }, checkObjectName("Secret"))},
 	{Name: "shm-size", Field: "shmSize", Type: String,
 		Doc:  "`sizeLimit` of the `/dev/shm` emptyDir; below 4.25 MiB per task of a pod, what MPICH needs, a warning (see MPI)",
 		rule: textRule(func(s *Settings) *string { return &s.ShmSize }, checkQuantity)},

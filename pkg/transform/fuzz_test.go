@@ -116,7 +116,8 @@ func fzCheckGenerated(t *testing.T, rl *fn.ResourceList, extraConfig bool) {
 			continue
 		}
 		hCheckKeys(t, "", doc, map[string][]string{
-			"":                       {"bootstrap", "resource", "sched-fluxion-qmanager", "access"},
+			"":                       {"bootstrap", "resource", "sched-fluxion-qmanager", "access", "kvs"},
+			"kvs":                    {"checkpoint-period"},
 			"bootstrap":              {"curve_cert", "default_port", "default_bind", "default_connect", "hosts"},
 			"bootstrap.hosts":        {"host"},
 			"resource":               {"noverify", "config"},

@@ -361,7 +361,8 @@ func hCheckFiles(t *testing.T, cm *fn.KubeObject, payload string, baseline map[s
 		t.Fatalf("broker.toml does not parse: %v\n%s", err, broker)
 	}
 	hCheckKeys(t, "", doc, map[string][]string{
-		"":                       {"bootstrap", "resource", "sched-fluxion-qmanager", "access"},
+		"":                       {"bootstrap", "resource", "sched-fluxion-qmanager", "access", "kvs"},
+		"kvs":                    {"checkpoint-period"},
 		"bootstrap":              {"curve_cert", "default_port", "default_bind", "default_connect", "hosts"},
 		"bootstrap.hosts":        {"host"},
 		"resource":               {"noverify", "config"},

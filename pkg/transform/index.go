@@ -37,6 +37,8 @@ func isGeneratedKind(meta *resourcelist.Meta) bool {
 		return meta.APIVersion == "v1"
 	case jobsetrender.NetworkPolicyKind:
 		return meta.APIVersion == jobsetrender.NetworkPolicyAPIVersion
+	case jobsetrender.RoleKind, jobsetrender.RoleBindingKind:
+		return meta.APIVersion == jobsetrender.RBACAPIVersion
 	}
 	return false
 }

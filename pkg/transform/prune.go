@@ -13,12 +13,17 @@ import (
 
 // pruneVerdict says what becomes of an orphan: an info when it is
 // removed, else a warning that says why it stays. ownerHere: its JobSet
-// is in the input, and only its network-policy changed.
+// is in the input, and only its network-policy or owner-references
+// changed.
 func pruneVerdict(item *fn.KubeObject, meta *resourcelist.Meta, ownerHere bool, ref reference, referenced bool) finding.List {
 	owner, _ := generatedFor(meta)
 	gone := fmt.Sprintf("JobSet %s, which is no longer in the input or no longer has %s: \"true\"", finding.Quote(owner), settings.EnabledAnnotation)
 	if ownerHere {
-		gone = fmt.Sprintf("JobSet %s, whose network-policy setting is no longer \"true\"", finding.Quote(owner))
+		setting := "network-policy"
+		if meta.Kind != jobsetrender.NetworkPolicyKind {
+			setting = "owner-references"
+		}
+		gone = fmt.Sprintf("JobSet %s, whose %s setting is no longer \"true\"", finding.Quote(owner), setting)
 	}
 	orphan := fmt.Sprintf("jobset-flux generated this %s for %s", meta.Kind, gone)
 	labelled := fmt.Sprintf("kept: it is labelled %s=%s for %s", plan.ManagedByLabel, plan.ManagedByValue, gone)

@@ -49,6 +49,13 @@ func referencesIn(obj *fn.KubeObject, at int, targets []target) map[int]referenc
 	}
 	byName, byID := map[string][]target{}, map[string][]target{}
 	for _, t := range targets {
+		// An orphan keeps no other orphan: the Role and RoleBinding of
+		// owner-references name each other.
+		if t.at == at && at >= 0 {
+			return found
+		}
+	}
+	for _, t := range targets {
 		byName[t.name] = append(byName[t.name], t)
 		if t.namespace != "" {
 			byID[t.namespace+"/"+t.name] = append(byID[t.namespace+"/"+t.name], t)

@@ -24,7 +24,7 @@ func Keeps(field, key string) bool {
 	if field == "labels" {
 		return key == plan.ManagedByLabel || key == plan.JobSetLabel
 	}
-	return key == settings.EnabledAnnotation || key == settings.NetworkPolicyAnnotation || key == fn.KptLocalConfig || jobsetrender.IsPlacement(key)
+	return key == settings.EnabledAnnotation || key == settings.NetworkPolicyAnnotation || key == settings.OwnerReferencesAnnotation || key == fn.KptLocalConfig || jobsetrender.IsPlacement(key)
 }
 
 // run is one Render, in two passes over the source: the index pass
@@ -52,6 +52,7 @@ type run struct {
 
 	owners    map[string]bool   // namespace/name of the JobSets that own generated objects
 	policies  map[string]bool   // of the owners, those that ask for a NetworkPolicy (wantPolicies)
+	owned     map[string]bool   // of the owners, those that ask for owner references (wantPolicies)
 	rendered  map[string]bool   // of the owners, those rendered without an error
 	selectors map[int]string    // by position: the JobSet a v1 Service's selector picks
 	targets   []target          // orphans prune may remove, if nothing names them
@@ -64,7 +65,7 @@ func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.M
 	input := src.Metas()
 	r := &run{src: src, sink: sink, rc: resourcelist.NewMetaReader(keep), input: input,
 		out: slices.Clone(input), placed: map[int]*fn.KubeObject{}, owners: map[string]bool{},
-		policies: map[string]bool{}, rendered: map[string]bool{},
+		policies: map[string]bool{}, owned: map[string]bool{}, rendered: map[string]bool{},
 		selectors: map[int]string{}, refs: map[int]reference{}}
 	for _, meta := range input {
 		if isOwner(meta) {
@@ -77,17 +78,27 @@ func newRun(src resourcelist.Source, sink resourcelist.Sink, keep resourcelist.M
 // candidate reports whether an item is labelled as generated for a
 // JobSet that no longer asks for it: an orphan prune looks at. That is a
 // JobSet not in the input, or, for a NetworkPolicy, one whose
-// network-policy is no longer "true".
+// network-policy is no longer "true", for a Role or RoleBinding one whose
+// owner-references is no longer "true".
 func (r *run) candidate(meta *resourcelist.Meta) bool {
 	owner, generated := generatedFor(meta)
 	if !generated {
 		return false
 	}
 	id := meta.Namespace + "/" + owner
-	return !r.owners[id] || meta.Kind == jobsetrender.NetworkPolicyKind && !r.policies[id]
+	switch {
+	case !r.owners[id]:
+		return true
+	case meta.Kind == jobsetrender.NetworkPolicyKind:
+		return !r.policies[id]
+	case meta.Kind == jobsetrender.RoleKind || meta.Kind == jobsetrender.RoleBindingKind:
+		return !r.owned[id]
+	}
+	return false
 }
 
-// wantPolicies notes which owners ask for a NetworkPolicy: by their
+// wantPolicies notes which owners ask for a NetworkPolicy, and which for
+// the Role and RoleBinding of owner-references: by their
 // annotation, else by the function config (the setting has no
 // environment variable). It is known before any JobSet is rendered, as
 // candidate needs: an annotation neither "true" nor "false" fails its
@@ -97,6 +108,8 @@ func (r *run) wantPolicies(config settings.Settings) {
 		if isOwner(meta) {
 			value, set := meta.Annotations()[settings.NetworkPolicyAnnotation]
 			r.policies[meta.Namespace+"/"+meta.Name] = value == "true" || !set && config.NetworkPolicy
+			value, set = meta.Annotations()[settings.OwnerReferencesAnnotation]
+			r.owned[meta.Namespace+"/"+meta.Name] = value == "true" || !set && config.OwnerReferences
 		}
 	}
 }

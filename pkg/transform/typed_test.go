@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
@@ -54,6 +55,10 @@ func TestRenderedObjectsAreTyped(t *testing.T) {
 				target = &corev1.Secret{}
 			case item.GetKind() == "NetworkPolicy":
 				target = &networkingv1.NetworkPolicy{}
+			case item.GetKind() == "Role":
+				target = &rbacv1.Role{}
+			case item.GetKind() == "RoleBinding":
+				target = &rbacv1.RoleBinding{}
 			default:
 				t.Errorf("%s: the function made a %s", f, item.GetKind())
 				continue
