@@ -66,6 +66,7 @@ SOCK=$S/containerd/containerd.sock
 CNI_BIN=/usr/lib/cni
 PAUSE_IMAGE=jobset-flux.test/pause:1
 FWD_CHAIN=JFKUBE-FORWARD
+SVC_CHAIN=JFKUBE-SERVICES
 # Kernel tunables the kubelet (protectKernelDefaults: false) or the CNI bridge
 # may rewrite: saved before up, restored by down.
 SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
@@ -317,13 +318,26 @@ start_network() {
   local ipt
   for ipt in iptables ip6tables; do
     # Bridged traffic passes FORWARD (br_netfilter): pod to pod on the bridge
-    # only; nothing is routed into or out of the pod network.
+    # only; nothing is routed into or out of the pod network (what a pod
+    # reaches on this host, DNS and the API server, it reaches by INPUT).
     "$ipt" -w -N "$FWD_CHAIN"
     "$ipt" -w -A "$FWD_CHAIN" -i "$BR" -o "$BR" -j ACCEPT
     "$ipt" -w -A "$FWD_CHAIN" -i "$BR" -j DROP
     "$ipt" -w -A "$FWD_CHAIN" -o "$BR" -j DROP
     "$ipt" -w -I FORWARD 1 -j "$FWD_CHAIN"
   done
+  start_service_route
+}
+
+# start_service_route: the one Service a pod reaches, as on any cluster: the
+# API server's (default/kubernetes, whose address the kubelet gives every
+# container as KUBERNETES_SERVICE_HOST). Its address is translated to the
+# API server's, which this host serves, so no packet leaves the host; there
+# is no service proxy for any other Service.
+start_service_route() {
+  iptables -w -t nat -N "$SVC_CHAIN"
+  iptables -w -t nat -A "$SVC_CHAIN" -d "$SVC_IP" -p tcp --dport 443 -j DNAT --to-destination "$BR_IP:$API_PORT"
+  iptables -w -t nat -I PREROUTING 1 -j "$SVC_CHAIN"
 }
 
 stop_network() {
@@ -341,7 +355,7 @@ remove_chains() {
   local ipt=$1 saved=$2 table chain rule
   for table in filter nat mangle; do
     for chain in $("$ipt" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" { print $2 }'); do
-      [[ $chain == "$FWD_CHAIN" || $chain == KUBE-* ]] || continue
+      [[ $chain == "$FWD_CHAIN" || $chain == "$SVC_CHAIN" || $chain == KUBE-* ]] || continue
       if [[ -f $saved ]] && chain_in_saved "$saved" "$table" "$chain"; then continue; fi
       "$ipt" -w -t "$table" -S | { grep -E -- "-j $chain( |\$)" || true; } | while IFS= read -r rule; do
         # A rule is shell words: a comment in it is quoted (eval).

@@ -132,10 +132,11 @@ EOF
 }
 
 # write_cni_config BASE BRIDGE SUBNET GATEWAY: the node's pod network, a
-# bridge the node holds the gateway address of. isGateway false and one
-# route: pods get no default route, only one to every node's pod subnet
-# (PODS_CIDR) through their node, so they reach other pods and the
-# cluster's DNS on the first node's bridge address, never another machine.
+# bridge the node holds the gateway address of. isGateway false and two
+# routes: pods get no default route, only one to every node's pod subnet
+# (PODS_CIDR) and one to the Service range (SVC_CIDR), through their node,
+# so they reach other pods, the cluster's DNS on the first node's bridge
+# address and the API server's Service, never another machine.
 write_cni_config() {
   local base=$1 bridge=$2 subnet=$3 gateway=$4 prefix
   prefix=${subnet%.*/*}
@@ -155,7 +156,7 @@ write_cni_config() {
       "ipam": {
         "type": "host-local",
         "ranges": [[{"subnet": "$subnet", "rangeStart": "$prefix.10", "rangeEnd": "$prefix.250"}]],
-        "routes": [{"dst": "$PODS_CIDR", "gw": "$gateway"}]
+        "routes": [{"dst": "$PODS_CIDR", "gw": "$gateway"}, {"dst": "$SVC_CIDR", "gw": "$gateway"}]
       }
     }
   ]

@@ -96,6 +96,9 @@ start_worker_network() {
   ip -n "$ns" link set eth0 up
   ip -n "$ns" route add default via "$HOST_NODE_IP"
   ip netns exec "$ns" sysctl -q -w net.ipv4.ip_forward=1
+  # The API server's Service, as on the first node (start_service_route):
+  # translated here, then routed to the first node like DNS.
+  ip netns exec "$ns" iptables -w -t nat -A PREROUTING -d "$SVC_IP" -p tcp --dport 443 -j DNAT --to-destination "$BR_IP:$API_PORT"
   ip -n "$ns" link add "$BR" type bridge
   ip -n "$ns" addr add "10.250.$i.1/24" dev "$BR"
   ip -n "$ns" link set "$BR" up
