@@ -132,6 +132,7 @@ func jobFromReplicatedJob(t *testing.T, js *unstructured.Unstructured, rj map[st
 	if len(annotations) > 0 {
 		job.SetAnnotations(annotations)
 	}
+	addClaimVolumes(t, js, job)
 	if sub := podSubdomain(js); sub != "" {
 		if _, set, _ := unstructured.NestedString(job.Object, "spec", "template", "spec", "subdomain"); !set {
 			if err := unstructured.SetNestedField(job.Object, sub, "spec", "template", "spec", "subdomain"); err != nil {
@@ -140,6 +141,52 @@ func jobFromReplicatedJob(t *testing.T, js *unstructured.Unstructured, rj map[st
 		}
 	}
 	return job
+}
+
+// addClaimVolumes adds the volumes the JobSet controller adds for the
+// JobSet's volumeClaimPolicies: one per template that a container or init
+// container of the Job's pod mounts, naming the claim
+// <template name>-<JobSet name>. Without them the Job has a mount with no
+// volume, which the API server refuses.
+func addClaimVolumes(t *testing.T, js *unstructured.Unstructured, job *unstructured.Unstructured) {
+	t.Helper()
+	policies, _, _ := unstructured.NestedSlice(js.Object, "spec", "volumeClaimPolicies")
+	if len(policies) == 0 {
+		return
+	}
+	podSpec, _, _ := unstructured.NestedMap(job.Object, "spec", "template", "spec")
+	mounted := map[string]bool{}
+	for _, key := range []string{"initContainers", "containers"} {
+		containers, _, _ := unstructured.NestedSlice(podSpec, key)
+		for _, c := range containers {
+			mounts, _, _ := unstructured.NestedSlice(c.(map[string]any), "volumeMounts")
+			for _, m := range mounts {
+				name, _, _ := unstructured.NestedString(m.(map[string]any), "name")
+				mounted[name] = true
+			}
+		}
+	}
+	volumes, _, _ := unstructured.NestedSlice(podSpec, "volumes")
+	before := len(volumes)
+	for _, p := range policies {
+		templates, _, _ := unstructured.NestedSlice(p.(map[string]any), "templates")
+		for _, tmpl := range templates {
+			name, _, _ := unstructured.NestedString(tmpl.(map[string]any), "metadata", "name")
+			if !mounted[name] {
+				continue
+			}
+			volumes = append(volumes, map[string]any{
+				"name":                  name,
+				"persistentVolumeClaim": map[string]any{"claimName": name + "-" + js.GetName()},
+			})
+		}
+	}
+	if len(volumes) == before {
+		return
+	}
+	if err := unstructured.SetNestedSlice(job.Object, volumes, "spec", "template", "spec", "volumes"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // podSubdomain is the subdomain the JobSet controller gives pods: none when

@@ -30,7 +30,14 @@ func TestExamples(t *testing.T) {
 		tested[e.dir] = true
 		t.Run(e.dir, func(t *testing.T) {
 			rendered := kustomizeBuild(t, filepath.Join(env.repo, "examples", e.dir))
-			r := start(t, rendered, e.images(t))
+			opts := kubelet.Options{Images: images(e.images(t))}
+			if len(e.claims) > 0 {
+				opts.Claims = map[string]string{}
+				for _, c := range e.claims {
+					opts.Claims[c] = stateDir(t)
+				}
+			}
+			r := startWith(t, opts, decode(t, rendered))
 			e.check(t, r)
 		})
 	}
@@ -46,6 +53,9 @@ func TestExamples(t *testing.T) {
 type example struct {
 	dir    string
 	images func(t *testing.T) map[string]kubelet.Image
+	// claims are the PersistentVolumeClaims the example's pods mount, by
+	// name: each gets an empty directory of its own.
+	claims []string
 	check  func(t *testing.T, r *run)
 }
 
@@ -180,6 +190,36 @@ print("train", os.environ["FLUX_TASK_RANK"], socket.gethostname(), os.environ.ge
 				c.errorf("leader exit %d, JobSet %s; want 0 and Completed", got.ExitCode, res.State)
 			}
 			if t.Failed() {
+				dump(t, res)
+			}
+			c.report("")
+		},
+	},
+	{
+		dir: "durable",
+		images: func(t *testing.T) map[string]kubelet.Image {
+			return map[string]kubelet.Image{"ghcr.io/flux-framework/flux-sched:noble": kubelet.HostImage(nil)}
+		},
+		claims: []string{"flux-state-steps"},
+		// README: a new instance (JOBSET_FLUX_RESTORED=0) runs all 20
+		// steps once each and Completes; TestDurableResume stops and
+		// resumes one.
+		check: func(t *testing.T, r *run) {
+			res, err := r.tryWait(2 * time.Minute)
+			c := checks{t: t}
+			if err != nil {
+				c.errorf("%v", err)
+			}
+			if res.State != "Completed" {
+				c.errorf("JobSet %s (%s), want Completed", res.State, res.Reason)
+			}
+			out := logs(r.c.Pod("steps-driver-0-0"), "app")
+			for _, want := range []string{"restored: 0\n", "20 of 20 steps succeeded\n"} {
+				if !strings.Contains(out, want) {
+					c.errorf("the driver's log lacks %q", strings.TrimSpace(want))
+				}
+			}
+			if len(c.problems) > 0 {
 				dump(t, res)
 			}
 			c.report("")

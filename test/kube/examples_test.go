@@ -144,6 +144,19 @@ var examples = []example{
 			t.Errorf("the first worker (rank 1) did not log its broker's info messages:\n%s", log)
 		}
 	}},
+	{"durable", func(t *testing.T, n *namespace, mode string) {
+		// The claim of the JobSet's template, of the default storage
+		// class, which this cluster lacks: a hostPath volume bound to it
+		// in advance stands in. A new instance runs the 20 steps once
+		// each; TestDurable* stop and resume one.
+		exampleStateVolume(t, n, "flux-state-steps")
+		out := leaderLog(t, n, mode, "steps", jobSetCompleted, "driver", "app")
+		for _, want := range []string{"restored: 0\n", "20 of 20 steps succeeded\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the driver's log lacks %q:\n%s", strings.TrimSpace(want), out)
+			}
+		}
+	}},
 	{"multi-job", func(t *testing.T, n *namespace, mode string) {
 		// The driver submits 16 jobs once, drains the queue, lists them
 		// all COMPLETED; every pod ends (the native sidecar stops).
@@ -255,4 +268,38 @@ func waitPodName(t *testing.T, n *namespace, selector string) string {
 	}
 	t.Fatalf("no single pod matches %s", selector)
 	return ""
+}
+
+// exampleStateVolume makes a hostPath PersistentVolume bound in advance
+// to the claim of the namespace named, of no storage class; it goes when
+// the test ends.
+func exampleStateVolume(t *testing.T, n *namespace, claim string) {
+	t.Helper()
+	dir := stateHostDir(n)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	name := n.name + "-" + claim
+	t.Cleanup(func() {
+		if _, err := n.run(nil, "delete", "persistentvolume", name, "--ignore-not-found", "--wait=false"); err != nil {
+			t.Errorf("delete persistentvolume %s: %v", name, err)
+		}
+		if !t.Failed() {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	n.apply([]byte(fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s}
+spec:
+  storageClassName: ""
+  claimRef: {namespace: %s, name: %s}
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  hostPath: {path: %s, type: Directory}
+`, name, n.name, claim, dir)))
 }

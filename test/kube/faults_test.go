@@ -122,6 +122,17 @@ func podOf(t *testing.T, s *snapshot, rj string, i int) string {
 	return p.Metadata.Name
 }
 
+// podNow is the name of pod i of replicatedJob rj's first Job as the
+// namespace has it now.
+func podNow(t *testing.T, n *namespace, rj string, i int) string {
+	t.Helper()
+	s, err := n.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return podOf(t, s, rj, i)
+}
+
 // TestFaultPodDeleted: a follower, or the leader, deleted mid-job fails
 // the JobSet at once, with no pod retried.
 func TestFaultPodDeleted(t *testing.T) {
@@ -309,15 +320,18 @@ func TestReadyMeansJoined(t *testing.T) {
 	if !strings.Contains(log, "joined the instance") {
 		t.Errorf("the leader was Ready before its log said the instance formed:\n%s", log)
 	}
-	// The follower's init container holds it back 20 s.
-	if ready.Sub(running) < 10*time.Second {
-		t.Errorf("the leader was Ready %v after its container ran: before its follower could join", ready.Sub(running))
+	// The follower's init container holds its broker back: the leader
+	// can be Ready only once the follower's app container has started.
+	// (Measured from the follower, not from the leader's start: on a
+	// loaded node the leader's own init container may take as long.)
+	joined, readyAt := joinedAndReady(t, n, leader)
+	if started := followerStarted(t, n); readyAt.Before(started.Truncate(time.Second)) {
+		t.Errorf("the leader was Ready at %s, before its follower's broker started at %s", readyAt.Format(time.TimeOnly), started.Format(time.TimeOnly))
 	}
 	// One probe exec waits for the join, so Ready follows it closely and
 	// no probe failed (each failure is an Unhealthy event) unless the
 	// instance took longer than one exec's wait to form, as it may on a
 	// crowded node: then one failure for each wait that passed.
-	joined, readyAt := joinedAndReady(t, n, leader)
 	t.Logf("the leader's log said joined at %s, Ready at %s", joined.Format(time.TimeOnly), readyAt.Format(time.TimeOnly))
 	if lag := readyAt.Sub(joined); lag < -time.Second || lag > 3*time.Second {
 		t.Errorf("Ready came %v after the log said the instance formed, want within 3 s (the condition's time has whole seconds)", lag)
@@ -442,6 +456,22 @@ func restartKubelet(t *testing.T, state, pidFile string) {
 	}
 	_ = cmd.Process.Release()
 	t.Logf("kubelet %d stopped, %d started", pid, cmd.Process.Pid)
+}
+
+// followerStarted is when the app container of TestReadyMeansJoined's
+// follower (replicatedJob w) started.
+func followerStarted(t *testing.T, n *namespace) time.Time {
+	t.Helper()
+	out, err := n.run(nil, "get", "pods", "-l", "jobset.sigs.k8s.io/replicatedjob-name=w", "-o",
+		`jsonpath={.items[0].status.containerStatuses[0].state.*.startedAt}`)
+	if err != nil {
+		t.Fatalf("the follower's pod: %v\n%s", err, out)
+	}
+	started, err := time.Parse(time.RFC3339, strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("the follower's start %q: %v", out, err)
+	}
+	return started
 }
 
 // joinedAndReady returns when a pod's app log said its broker joined the

@@ -78,7 +78,11 @@ func TestFaultFrozen(t *testing.T) {
 					setFreezer(t, frozen, "THAWED")
 				}
 			})
-			r := runFaultWithin(t, n, "frozen", 3, 35*time.Second+faultBound, func(s *snapshot) {
+			// tbon.torpid_max, then the Flux commands that cut a hung
+			// rank off (or leave a hung rank 0), then the frozen pod's
+			// end. On a loaded machine each of those commands waits
+			// seconds for a CPU to start on: twice the usual bound.
+			r := runFaultWithin(t, n, "frozen", 3, 35*time.Second+2*faultBound, func(s *snapshot) {
 				p, ok := s.pod("w", 0, c.index)
 				if !ok || len(p.Status.ContainerStatuses) == 0 {
 					t.Fatalf("no container status for pod w/0/%d", c.index)

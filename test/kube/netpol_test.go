@@ -53,20 +53,25 @@ func TestNetworkPolicyDefaultDeny(t *testing.T) {
 		name string
 		// annotations beside the start-timeout.
 		annotations map[string]string
-		want        string
+		// startTimeout is the case's flux-framework.org/start-timeout.
+		startTimeout time.Duration
+		want         string
 	}{
-		{"denied", nil, jobSetFailed},
-		{"network-policy", map[string]string{"flux-framework.org/network-policy": "true"}, jobSetCompleted},
+		{"denied", nil, timeout, jobSetFailed},
+		// A start-timeout of its own: kube-router opens a new pod's
+		// policy only once it has synced, which on a loaded machine can
+		// take longer than the denied case's timeout.
+		{"network-policy", map[string]string{"flux-framework.org/network-policy": "true"}, 90 * time.Second, jobSetCompleted},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			n := newNamespace(t, "netpol-"+c.name)
 			n.apply([]byte(denyAllButDNS(dns)))
-			annotations := map[string]string{"flux-framework.org/start-timeout": "30s"}
+			annotations := map[string]string{"flux-framework.org/start-timeout": fmt.Sprintf("%ds", int(c.startTimeout.Seconds()))}
 			maps.Copy(annotations, c.annotations)
 			start := time.Now()
 			n.apply(faultJobSet(t, "np", 1, annotations, groups...))
-			state, msg, h := n.waitEnd("np", timeout+faultBound)
+			state, msg, h := n.waitEnd("np", c.startTimeout+faultBound)
 			took := time.Since(start)
 			t.Logf("netpol: %s | %s after %.0f s from apply | %s", c.name, state, took.Seconds(), msg)
 			if state != c.want {

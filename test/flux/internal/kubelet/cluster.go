@@ -64,6 +64,16 @@ type Options struct {
 	// kernel's link-local one), no IPv4 address, and cluster DNS answers
 	// AAAA queries only.
 	IPv6 bool
+	// Claims maps PersistentVolumeClaim names to the host directories
+	// standing in for their bound volumes. A persistentVolumeClaim volume
+	// mounts the directory itself, so the pods of a run share it and a
+	// later Cluster given the same Claims finds what they wrote: the test
+	// owns the directories, and Close leaves them. A claim of a
+	// volumeClaimPolicies template is named <template name>-<JobSet name>,
+	// as the JobSet controller names it; nothing creates or deletes
+	// claims here, so retentionPolicy has no effect. A pod volume naming
+	// a claim not listed fails Start.
+	Claims map[string]string
 }
 
 // Cluster is one run: the network, DNS and pods of some JobSets.
@@ -266,6 +276,11 @@ func (c *Cluster) Pod(hostname string) *Pod {
 // Pods returns every pod, in JobSet, replicatedJob, job and index order.
 func (c *Cluster) Pods() []*Pod { return c.pods }
 
+// Spec returns a copy of the pod's spec as the Job controller creates it:
+// the replicatedJob's pod template with the volumes the JobSet controller
+// adds for its volumeClaimPolicies, which a test can check.
+func (p *Pod) Spec() *corev1.PodSpec { return p.spec.DeepCopy() }
+
 // Results returns the containers of the pod's last attempt, init
 // containers first, in spec order.
 func (p *Pod) Results() []ContainerResult {
@@ -331,6 +346,21 @@ func (c *Cluster) Exec(ctx context.Context, hostname, containerName string, argv
 
 // Close stops every process, removes the network namespaces and the work
 // directory, and reports anything it could not clean up.
+//
+// It stops the pods first the way deleting, suspending or preempting the
+// JobSet does, so a test can stop an instance with Close and start the
+// next on the same Claims: every running container gets SIGTERM at its
+// PID 1, once that is the container's command, and SIGKILL after
+// Options.Grace (sidecar init containers only once the app containers
+// have ended, as kubelet orders them), and Close waits for all of them
+// before removing anything. A PID 1 without a SIGTERM handler ignores the
+// signal, as in a real container, and is killed. The Claims directories
+// are not under the work directory, so they keep what the pods wrote.
+// Pods and their results stay readable, and Wait returns at once. A
+// JobSet still running when stopped keeps State Running, or may end
+// Failed: a container that exits nonzero on SIGTERM fails its pod, which
+// can use up the Job's backoffLimit, and the JobSet controller races the
+// stop to see that Job fail.
 func (c *Cluster) Close() error {
 	if c.closed.Swap(true) {
 		return nil

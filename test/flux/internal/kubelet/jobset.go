@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
@@ -21,8 +22,9 @@ type JobSetResult struct {
 
 // jobSetRun plays the JobSet and Job controllers for one JobSet: a Job per
 // replicatedJob replica, pods per completion index (at most parallelism at
-// once), failed pods retried up to backoffLimit, the success policy, and
-// the deletion of still-active Jobs once the JobSet has finished.
+// once), failed pods retried up to backoffLimit, the success policy, the
+// volumes of volumeClaimPolicies, and the deletion of still-active Jobs
+// once the JobSet has finished.
 type jobSetRun struct {
 	c    *Cluster
 	js   *v1alpha2.JobSet
@@ -54,16 +56,30 @@ func newJobSetRun(c *Cluster, js *v1alpha2.JobSet) (*jobSetRun, error) {
 			dnsHostnames = *n.EnableDNSHostnames
 		}
 	}
+	if err := validateVolumeClaimPolicies(js); err != nil {
+		return nil, fmt.Errorf("JobSet %s: %w", js.Name, err)
+	}
 	for _, rj := range js.Spec.ReplicatedJobs {
 		if len(rj.DependsOn) > 0 {
 			return nil, fmt.Errorf("JobSet %s: replicatedJob %s: dependsOn is not simulated", js.Name, rj.Name)
+		}
+		template := rj.Template.DeepCopy()
+		addClaimVolumes(js, &template.Spec.Template.Spec)
+		// A missing claim would only fail the pods once they start; a test
+		// wants to hear about it from Start.
+		for _, v := range template.Spec.Template.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				if _, err := claimDir(c.opts.Claims, namespace, v); err != nil {
+					return nil, fmt.Errorf("JobSet %s: replicatedJob %s: %w", js.Name, rj.Name, err)
+				}
+			}
 		}
 		replicas := int(rj.Replicas)
 		if replicas == 0 {
 			replicas = 1
 		}
 		for j := range replicas {
-			job := &jobRun{replicatedJob: rj.Name, index: j, spec: *rj.Template.Spec.DeepCopy()}
+			job := &jobRun{replicatedJob: rj.Name, index: j, spec: *template.Spec.DeepCopy()}
 			completions := 1
 			if job.spec.Completions != nil {
 				completions = int(*job.spec.Completions)
@@ -88,6 +104,67 @@ func newJobSetRun(c *Cluster, js *v1alpha2.JobSet) (*jobSetRun, error) {
 		}
 	}
 	return r, nil
+}
+
+// claimName is the name the JobSet controller gives the claim it creates
+// from a volumeClaimPolicies template.
+func claimName(js *v1alpha2.JobSet, template string) string {
+	return template + "-" + js.Name
+}
+
+// addClaimVolumes adds to a replicatedJob's pod template what the JobSet
+// controller adds to the Jobs it creates: a volume for the claim of every
+// volumeClaimPolicies template that a container or init container mounts
+// by the template's name. A template the pod does not mount adds nothing.
+func addClaimVolumes(js *v1alpha2.JobSet, pod *corev1.PodSpec) {
+	for _, policy := range js.Spec.VolumeClaimPolicies {
+		for _, t := range policy.Templates {
+			if !mountsVolume(pod, t.Name) {
+				continue
+			}
+			pod.Volumes = append(pod.Volumes, corev1.Volume{
+				Name: t.Name,
+				VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(js, t.Name)},
+				},
+			})
+		}
+	}
+}
+
+// validateVolumeClaimPolicies refuses what the JobSet webhook refuses, so
+// that a JobSet the API server would reject does not run here: a template
+// no replicatedJob mounts, and a pod volume with a template's name.
+func validateVolumeClaimPolicies(js *v1alpha2.JobSet) error {
+	for _, policy := range js.Spec.VolumeClaimPolicies {
+		for _, t := range policy.Templates {
+			mounted := false
+			for _, rj := range js.Spec.ReplicatedJobs {
+				pod := &rj.Template.Spec.Template.Spec
+				for _, v := range pod.Volumes {
+					if v.Name == t.Name {
+						return fmt.Errorf("replicatedJob %s: volume %s conflicts with the volumeClaimPolicies template of that name", rj.Name, v.Name)
+					}
+				}
+				mounted = mounted || mountsVolume(pod, t.Name)
+			}
+			if !mounted {
+				return fmt.Errorf("no container of any replicatedJob mounts volumeClaimPolicies template %s", t.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func mountsVolume(pod *corev1.PodSpec, name string) bool {
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for _, ct := range cs {
+			if slices.ContainsFunc(ct.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == name }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (r *jobSetRun) run(ctx context.Context) {

@@ -2,8 +2,10 @@
 // Kubernetes node would, for tests that need real programs (real Flux
 // brokers) in real pods: one network, UTS and mount namespace per pod, the
 // pod's hostname and DNS names, kubelet's ConfigMap, Secret and emptyDir
-// volumes, security contexts, init containers before app containers, and
-// the JobSet and Job controllers' view of success and failure.
+// volumes, persistentVolumeClaim volumes (host directories the test
+// provides, which outlive the run), security contexts, init containers
+// before app containers, and the JobSet and Job controllers' view of
+// success and failure.
 //
 // It needs root, iproute2 and util-linux (nsenter, unshare), and the podshim
 // program (test/flux/cmd/podshim), which does the part inside a container's

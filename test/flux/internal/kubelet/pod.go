@@ -64,7 +64,7 @@ func (c *Cluster) runPodAttempt(ctx context.Context, p *Pod, attempt int) (strin
 	if err := os.MkdirAll(filepath.Join(dir, "volumes"), 0o755); err != nil {
 		return "", err
 	}
-	volumes, err := makeVolumes(filepath.Join(dir, "volumes"), p.spec, p.Namespace, c.objs)
+	volumes, err := makeVolumes(filepath.Join(dir, "volumes"), p.spec, p.Namespace, c.objs, c.opts.Claims)
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +150,7 @@ func (c *Cluster) record(p *Pod, ct *container, init bool) {
 
 // startContainer starts a container: podshim as PID 1 of fresh mount, UTS,
 // IPC and PID namespaces inside the pod's network namespace.
-func (c *Cluster) startContainer(p *Pod, podDir string, spec *corev1.Container, volumes map[string]string) (*container, error) {
+func (c *Cluster) startContainer(p *Pod, podDir string, spec *corev1.Container, volumes map[string]hostVolume) (*container, error) {
 	s, err := c.containerSpec(p, spec, volumes)
 	if err != nil {
 		return nil, err
@@ -227,21 +227,56 @@ func (c *Cluster) startContainer(p *Pod, podDir string, spec *corev1.Container, 
 // terminate stops a container as kubelet does: SIGTERM to its PID 1, then
 // SIGKILL after the grace period.
 func (c *Cluster) terminate(ct *container) {
-	if pid := ct.pid(); pid > 0 {
+	grace := time.After(c.opts.Grace)
+	if pid := ct.pid(); pid > 0 && c.awaitCommand(ct, pid, grace) {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
 	select {
 	case <-ct.done:
 		return
-	case <-time.After(c.opts.Grace):
+	case <-grace:
 	}
 	_ = ct.cmd.Process.Kill() // unshare --kill-child takes the namespace down with it
 	<-ct.done
 }
 
+// awaitCommand waits until the container's PID 1 is its command rather
+// than unshare's child or podshim setting it up, and reports whether it
+// is. podshim is a Go program, whose runtime handles SIGTERM: the kernel
+// does not shield it as it shields a namespace's init, and it would die
+// of the signal, so the command would never see it; unshare's child
+// ignores it, and the command would not see it either. kubelet signals
+// only started containers.
+func (c *Cluster) awaitCommand(ct *container, pid int, grace <-chan time.Time) bool {
+	var setup []os.FileInfo
+	for _, path := range []string{c.opts.Shim, fmt.Sprintf("/proc/%d/exe", ct.cmd.Process.Pid)} {
+		if fi, err := os.Stat(path); err == nil {
+			setup = append(setup, fi)
+		}
+	}
+	for {
+		// exe, not its path: the shim's pivot_root makes the path
+		// meaningless from here.
+		exe, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil {
+			return false
+		}
+		if !slices.ContainsFunc(setup, func(fi os.FileInfo) bool { return os.SameFile(fi, exe) }) {
+			return true
+		}
+		select {
+		case <-ct.done:
+			return false
+		case <-grace:
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 // containerSpec resolves a container of the pod spec into what podshim
 // needs: image, env, command, volume mounts and security context.
-func (c *Cluster) containerSpec(p *Pod, spec *corev1.Container, volumes map[string]string) (shim.ContainerSpec, error) {
+func (c *Cluster) containerSpec(p *Pod, spec *corev1.Container, volumes map[string]hostVolume) (shim.ContainerSpec, error) {
 	img, ok := c.opts.Images[spec.Image]
 	if !ok {
 		return shim.ContainerSpec{}, fmt.Errorf("image %q has no stand-in (Options.Images)", spec.Image)
@@ -274,14 +309,15 @@ func (c *Cluster) containerSpec(p *Pod, spec *corev1.Container, volumes map[stri
 		s.WorkingDir = "/"
 	}
 	for _, m := range spec.VolumeMounts {
-		src, ok := volumes[m.Name]
+		vol, ok := volumes[m.Name]
 		if !ok {
 			return shim.ContainerSpec{}, fmt.Errorf("volumeMount %s: no volume %q in the pod", m.MountPath, m.Name)
 		}
+		src := vol.path
 		if m.SubPath != "" {
 			src = filepath.Join(src, m.SubPath)
 		}
-		s.Mounts = append(s.Mounts, shim.Mount{Source: src, Target: filepath.Clean(m.MountPath), ReadOnly: m.ReadOnly})
+		s.Mounts = append(s.Mounts, shim.Mount{Source: src, Target: filepath.Clean(m.MountPath), ReadOnly: m.ReadOnly || vol.readOnly})
 	}
 	// The pod's security context, overridden field by field by the
 	// container's.

@@ -14,18 +14,39 @@ import (
 // volume holds, as kubelet's atomic writer does (..<timestamp>).
 const volumeTimestamp = "..2026_01_01_00_00_00.000000001"
 
-// makeVolumes creates the pod's volumes under dir and returns their host
-// paths by name.
-func makeVolumes(dir string, pod *corev1.PodSpec, namespace string, objs Objects) (map[string]string, error) {
+// hostVolume is a pod volume as the host holds it.
+type hostVolume struct {
+	path string
+	// readOnly is the volume source's own readOnly, which makes every
+	// mount of it read-only whatever the mount says.
+	readOnly bool
+}
+
+// makeVolumes creates the pod's volumes under dir (a persistentVolumeClaim
+// volume is its claim's directory in claims, wherever that is) and returns
+// them by name.
+func makeVolumes(dir string, pod *corev1.PodSpec, namespace string, objs Objects, claims map[string]string) (map[string]hostVolume, error) {
 	fsGroup := -1
 	if sc := pod.SecurityContext; sc != nil && sc.FSGroup != nil {
 		fsGroup = int(*sc.FSGroup)
 	}
-	paths := map[string]string{}
+	vols := map[string]hostVolume{}
 	for _, v := range pod.Volumes {
 		path := filepath.Join(dir, v.Name)
 		var err error
 		switch {
+		case v.PersistentVolumeClaim != nil:
+			// The directory itself, not a copy, is what makes the state
+			// outlive the pod, the run and Close. It is left as the test
+			// made it: fsGroup is not applied, as on volumes without
+			// ownership management (hostPath, the local-path provisioner),
+			// because doing it would chown the test's files recursively.
+			claimPath, err := claimDir(claims, namespace, v)
+			if err != nil {
+				return nil, err
+			}
+			vols[v.Name] = hostVolume{path: claimPath, readOnly: v.PersistentVolumeClaim.ReadOnly}
+			continue
 		case v.EmptyDir != nil:
 			// medium: Memory would be a tmpfs; a directory behaves the same
 			// for these tests (sizeLimit is not enforced).
@@ -56,14 +77,38 @@ func makeVolumes(dir string, pod *corev1.PodSpec, namespace string, objs Objects
 			}
 			err = writeAtomic(path, s.Data, v.Secret.Items, v.Secret.DefaultMode, fsGroup)
 		default:
-			return nil, fmt.Errorf("volume %s: only emptyDir, configMap and secret volumes are supported", v.Name)
+			return nil, fmt.Errorf("volume %s: only emptyDir, configMap, secret and persistentVolumeClaim volumes are supported", v.Name)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("volume %s: %w", v.Name, err)
 		}
-		paths[v.Name] = path
+		vols[v.Name] = hostVolume{path: path}
 	}
-	return paths, nil
+	return vols, nil
+}
+
+// claimDir resolves a persistentVolumeClaim volume to the host directory
+// standing in for the claim's bound volume, looked up by the claim's name
+// alone, whatever the pod's namespace.
+func claimDir(claims map[string]string, namespace string, v corev1.Volume) (string, error) {
+	name := v.PersistentVolumeClaim.ClaimName
+	dir, ok := claims[name]
+	if !ok {
+		return "", fmt.Errorf("volume %s: PersistentVolumeClaim %s/%s not found (not in Options.Claims)", v.Name, namespace, name)
+	}
+	// Absolute, so that the shim does not depend on its working directory.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("volume %s: PersistentVolumeClaim %s: %w", v.Name, name, err)
+	}
+	info, err := os.Stat(dir)
+	if err == nil && !info.IsDir() {
+		err = fmt.Errorf("%s is not a directory", dir)
+	}
+	if err != nil {
+		return "", fmt.Errorf("volume %s: PersistentVolumeClaim %s: %w", v.Name, name, err)
+	}
+	return dir, nil
 }
 
 // makeEmptyDir: mode 0777; with fsGroup, group-owned with setgid, so files

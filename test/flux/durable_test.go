@@ -1,0 +1,269 @@
+package flux
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
+)
+
+// Durable instances (state-claim) on real brokers: the instance is
+// stopped as Kubernetes stops pods (SIGTERM, then SIGKILL after the grace
+// period) and a new one starts on the same claim, which stands in as a
+// directory of the host.
+
+// durableSteps is the number of jobs the durable launcher runs.
+const durableSteps = 12
+
+// durableLauncher submits only the steps that have neither succeeded nor
+// are pending or running, waits for the queue to empty and lists every
+// job: README's "Durable instances" pattern. Each step that runs to its
+// end also says so in the file ran on the claim, which no restore can
+// lose: a step run twice shows there twice.
+func durableLauncher(seconds int) []string {
+	return []string{"bash", "-c", fmt.Sprintf(`set -euo pipefail
+echo "restored=${JOBSET_FLUX_RESTORED:-unset}"
+have=$(flux jobs -n -c 0 --filter=pending,running,completed -o '{name}')
+for i in $(seq 1 %d); do
+  grep -qx "step-$i" <<<"${have}" || flux submit --quiet --job-name="step-$i" -- bash -c "echo out-$i; sleep %d; echo step-$i >>/mnt/flux/state/ran"
+done
+flux queue drain
+flux jobs -a -n -c 0 -o 'job {name} {result} {exception.note}'
+for i in 1 2; do echo "output of step-$i: $(flux job attach "$(flux jobs -n --name=step-$i --filter=completed -o '{id}' | head -1)")"; done
+done=$(flux jobs -n -c 0 --filter=completed -o '{name}' | sort -u | wc -l)
+echo "${done} steps succeeded"
+test "${done}" -eq %d`, durableSteps, seconds, durableSteps)}
+}
+
+// durableJobSet renders the durable launcher, of steps of the seconds
+// given, over three pods with a volumeClaimPolicies claim named
+// flux-state that state-claim names.
+func durableJobSet(t *testing.T, name string, seconds int) kubelet.Objects {
+	t.Helper()
+	doc := jobSet(t, name, map[string]string{
+		"flux-framework.org/launcher":    "true",
+		"flux-framework.org/state-claim": "flux-state",
+	}, durableLauncher(seconds), group{name: "w", replicas: 1, completions: 3})
+	doc = strings.Replace(doc, "spec:\n", `spec:
+  volumeClaimPolicies:
+    - templates:
+        - metadata: {name: flux-state}
+          spec:
+            accessModes: [ReadWriteMany]
+            resources: {requests: {storage: 1Gi}}
+`, 1)
+	return decode(t, render(t, doc))
+}
+
+// stateDir is the host directory that stands in for a JobSet's claim
+// flux-state-<name>: writable by any user, as a volume with fsGroup is.
+func stateDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "claim")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// completed lists the steps rank 0 says have succeeded (nil while it
+// cannot answer).
+func (r *run) completed(leader string) []string {
+	out, code, err := r.tryFlux(leader, "app", "jobs", "-n", "--filter=completed", "-o", "{name}")
+	if err != nil || code != 0 {
+		return nil
+	}
+	// Only job names count: a broker still starting answers with errors.
+	return regexp.MustCompile(`(?m)^step-\d+$`).FindAllString(out, -1)
+}
+
+// stopAfter starts an instance on the claim, waits until at least steps
+// jobs succeeded, then stops every pod as Kubernetes does (SIGTERM, then
+// SIGKILL after grace) once then has passed, and returns the steps that
+// had succeeded before then and rank 0's log.
+func stopAfter(t *testing.T, objs kubelet.Objects, claims map[string]string, steps int, then, grace time.Duration) ([]string, string) {
+	t.Helper()
+	r := startWith(t, kubelet.Options{Images: images(nil), Claims: claims, Grace: grace}, objs)
+	leader := objs.JobSets[0].Name + "-w-0-0"
+	deadline := time.Now().Add(instanceTimeout)
+	var done []string
+	for len(done) < steps {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d steps succeeded within %s", steps, instanceTimeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+		done = r.completed(leader)
+	}
+	time.Sleep(then)
+	stopped := time.Now()
+	if err := r.c.Close(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	t.Logf("stopped after %d steps succeeded, in %s", len(done), time.Since(stopped).Round(10*time.Millisecond))
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range r.c.Pods() {
+				for _, c := range p.Results() {
+					t.Logf("--- first instance: %s/%s exit %d\n%s", p.Hostname, c.Name, c.ExitCode, c.Log)
+				}
+			}
+		}
+	})
+	return done, logs(r.c.Pod(leader), "app")
+}
+
+// checkResumed checks the resumed instance's rank 0 log: it saw
+// JOBSET_FLUX_RESTORED=1, every step succeeded exactly once, no step that
+// had succeeded before the stop ran again, and each job lost to the stop
+// says so.
+func checkResumed(t *testing.T, log, claim string, doneBefore []string, exact bool) {
+	t.Helper()
+	ran, err := os.ReadFile(filepath.Join(claim, "ran"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := strings.Fields(string(ran))
+	again := 0
+	for i := 1; i <= durableSteps; i++ {
+		name := fmt.Sprintf("step-%d", i)
+		n := slices.Index(runs, name)
+		count := 0
+		for _, r := range runs {
+			if r == name {
+				count++
+			}
+		}
+		switch {
+		case n < 0:
+			t.Errorf("%s never ran to its end", name)
+		case count > 1 && (exact || slices.Contains(doneBefore, name)):
+			t.Errorf("%s ran to its end %d times, want once", name, count)
+		case count > 1:
+			again++
+		}
+	}
+	if again > 0 {
+		t.Logf("%d steps that ended less than a checkpoint period before rank 0 was killed ran again", again)
+	}
+	if !strings.Contains(log, "restored=1\n") {
+		t.Errorf("the resumed launcher did not see JOBSET_FLUX_RESTORED=1")
+	}
+	jobs := map[string][]string{}
+	lost := 0
+	for _, m := range regexp.MustCompile(`(?m)^job (step-\d+) (\S+) ?(.*)$`).FindAllStringSubmatch(log, -1) {
+		t.Logf("resumed history: %s", m[0])
+		jobs[m[1]] = append(jobs[m[1]], m[2])
+		if m[2] == "COMPLETED" {
+			continue
+		}
+		// A job running when the pods stopped ended as lost: rank 0
+		// canceled it saying so; after a kill, the next instance's
+		// Flux failed it, unable to reattach to it.
+		lost++
+		if !strings.Contains(m[3], "lost: the instance stopped") && (exact || !strings.Contains(m[3], "failed to create guest ns")) {
+			t.Errorf("%s ended %s with the note %q, want one that says it was lost to the stop", m[1], m[2], m[3])
+		}
+	}
+	for i := 1; i <= durableSteps; i++ {
+		name := fmt.Sprintf("step-%d", i)
+		if n := slices.Index(jobs[name], "COMPLETED"); n < 0 || strings.Count(strings.Join(jobs[name], " "), "COMPLETED") != 1 {
+			t.Errorf("%s: results %v, want exactly one COMPLETED", name, jobs[name])
+		}
+		if slices.Contains(doneBefore, name) && len(jobs[name]) != 1 {
+			t.Errorf("%s succeeded before the stop, but ran again: %v", name, jobs[name])
+		}
+	}
+	for i := 1; i <= 2; i++ {
+		if want := fmt.Sprintf("output of step-%d: out-%d\n", i, i); !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q: a step's output was not kept", strings.TrimSpace(want))
+		}
+	}
+	t.Logf("jobs lost to the stop and run again: %d", lost)
+}
+
+// TestDurableResume: an instance with state-claim is stopped after 4 of
+// its 12 steps succeeded; a new instance on the same claim restores the
+// state (the dump Flux wrote on the way down), runs the rest, the lost
+// ones included, never one that had succeeded, keeps the outputs, and
+// Completes.
+func TestDurableResume(t *testing.T) {
+	t.Parallel()
+	requireEnv(t)
+	objs := durableJobSet(t, "keep", 2)
+	dir := stateDir(t)
+	claims := map[string]string{"flux-state-keep": dir}
+	doneBefore, firstLog := stopAfter(t, objs, claims, 4, 0, 20*time.Second)
+	if !strings.Contains(firstLog, "restored=0\n") || !strings.Contains(firstLog, "no earlier state") {
+		t.Errorf("the first instance did not start afresh:\n%s", firstLog)
+	}
+	if _, err := os.Readlink(filepath.Join(dir, "keep", "dump", "RESTORE")); err != nil {
+		t.Errorf("no dump to restore after the stop: %v\n%s", err, firstLog)
+	}
+	r := startWith(t, kubelet.Options{Images: images(nil), Claims: claims}, objs)
+	res := r.wait(instanceTimeout)
+	log := logs(r.c.Pod("keep-w-0-0"), "app")
+	if res.State != "Completed" {
+		dump(t, res)
+		t.Fatalf("JobSet %s (%s), want Completed", res.State, res.Reason)
+	}
+	if !strings.Contains(log, "(dump ") {
+		t.Errorf("rank 0 did not restore a dump:\n%s", lastLines(log, 30))
+	}
+	checkResumed(t, log, dir, doneBefore, true)
+	// The restored dump stays until the next start, which keeps only the
+	// dump RESTORE names: the one the second instance wrote as it ended.
+	dumps, _ := filepath.Glob(filepath.Join(dir, "keep", "dump", "*.tgz"))
+	if len(dumps) != 2 {
+		t.Errorf("dumps %v, want two: the restored one and the one written at the end", dumps)
+	}
+}
+
+// TestDurableKilledWithoutStop: rank 0 is killed before it can stop
+// cleanly (a grace period too short for anything, as when its node is
+// lost): no dump is written, and the next instance resumes the store as
+// rank 0 last checkpointed it, every checkpoint period. No step that had
+// succeeded a period before the kill runs again; the steps of the last
+// period may.
+func TestDurableKilledWithoutStop(t *testing.T) {
+	t.Parallel()
+	requireEnv(t)
+	objs := durableJobSet(t, "kill", 6)
+	dir := stateDir(t)
+	claims := map[string]string{"flux-state-kill": dir}
+	// 10s is the render's [kvs] checkpoint-period.
+	doneBefore, _ := stopAfter(t, objs, claims, 3, 13*time.Second, 100*time.Millisecond)
+	if _, err := os.Readlink(filepath.Join(dir, "kill", "dump", "RESTORE")); err == nil {
+		t.Errorf("rank 0 wrote a whole dump in a grace period of 100ms: the test did not kill it")
+	}
+	r := startWith(t, kubelet.Options{Images: images(nil), Claims: claims}, objs)
+	res := r.wait(instanceTimeout)
+	if res.State != "Completed" {
+		dump(t, res)
+		t.Fatalf("JobSet %s (%s), want Completed", res.State, res.Reason)
+	}
+	log := logs(r.c.Pod("kill-w-0-0"), "app")
+	if !strings.Contains(log, "reloaded Fluxion") {
+		t.Errorf("rank 0 did not reload Fluxion after an unclean stop:\n%s", lastLines(log, 40))
+	}
+	checkResumed(t, log, dir, doneBefore, false)
+	if t.Failed() {
+		t.Logf("resumed rank 0:\n%s", log)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
