@@ -83,7 +83,7 @@ system-deps:
 # a line "make test: TARGET ok in N s". Run one target alone: make TARGET.
 TEST_TARGETS = system-deps lint unit $(INTEGRATION_TESTS)
 TEST_LANE_go := lint unit test-kpt test-apiserver
-TEST_LANE_alone := test-flux test-kube
+TEST_LANE_alone := test-flux test-kube test-kube-ipv6
 TEST_LANE_other = $(filter-out system-deps $(TEST_LANE_go) $(TEST_LANE_alone),$(TEST_TARGETS))
 TEST_LANES := go other alone
 

@@ -24,7 +24,7 @@ INTEGRATION_TESTS += test-kube
 kube-bins:
 	@bash hack/kube/build.sh | tail -n1
 
-## kube-up: start the single-node cluster (a healthy one is kept; FRESH=1 restarts it).
+## kube-up: start the cluster (a healthy one is kept; FRESH=1 restarts it; KUBE_IP_FAMILY=ipv6 starts it single-stack IPv6).
 kube-up:
 	FRESH=$(FRESH) $(KUBE_CLUSTER) up
 
@@ -60,6 +60,24 @@ kube-session:
 	  KUBECONFIG=$$KUBECONFIG KUBECTL=$$KUBECTL JOBSET_FLUX_BIN=$(BIN)/jobset-flux \
 	  JOBSET_FLUX_KUSTOMIZE=$(BIN)/kustomize go test -count=1 -timeout 40m $(KUBE_TEST_FLAGS) ./... \
 	  $(foreach suite,$(KUBE_SESSION_SUITES),&& ($($(suite))))
+
+INTEGRATION_TESTS += test-kube-ipv6
+
+# What runs on the single-stack IPv6 cluster: the address family's own
+# checks (test/kube/family_test.go), every example in copy mode and an
+# instance across the worker nodes in image mode. The rest of test/kube is
+# about Kubernetes and Flux, not the address family, and runs on IPv4
+# only: the second cluster session must earn its minutes. One set of three
+# workers is all TestAcrossNodes needs.
+KUBE_IPV6_TESTS ?= ^(TestClusterFamily|TestExamples|TestAcrossNodes)$$/^(ipv6.*|copy|three-jobs-image)$$
+
+.PHONY: test-kube-ipv6
+## test-kube-ipv6: the cluster started single-stack IPv6 (KUBE_IP_FAMILY=ipv6), KUBE_IPV6_TESTS of test/kube on it; always taken down.
+test-kube-ipv6: build $(BIN)/kustomize
+	@mkdir -p $(dir $(KUBE_SESSION_LOCK)); \
+	flock -n $(KUBE_SESSION_LOCK) true || echo "test-kube-ipv6: another test-kube holds $(KUBE_SESSION_LOCK); waiting"
+	KUBE_IP_FAMILY=ipv6 KUBE_WORKERS=3 flock -o $(KUBE_SESSION_LOCK) $(MAKE) --no-print-directory kube-session \
+	  KUBE_TEST_FLAGS="-v -run '$(KUBE_IPV6_TESTS)'" KUBE_SESSION_SUITES=
 
 # Out of make test: it would add to a warm make test's time budget, and
 # test-kube runs the same image-volume pods on this containerd through the

@@ -33,22 +33,14 @@ NODE_CPUS=${KUBE_NODE_CPUS:-16}
 NODE_GPUS=${KUBE_NODE_GPUS:-8}
 WORKERS=${KUBE_WORKERS:-3}
 WORKER_CPUS=${KUBE_WORKER_CPUS:-4}
-# Addresses that clash with nothing on `ip route` here (docker: 172.17/16).
+# The first node's pod bridge, and the node network's bridge the workers
+# are on; their addresses are family.sh's.
 BR=jfkube0
-BR_IP=10.250.0.1
-POD_SUBNET=10.250.0.0/24
-# Every node's pod subnet: the first node's above, worker i's 10.250.i.0/24.
-PODS_CIDR=10.250.0.0/16
-# The node network the workers are on; the first node is HOST_NODE_IP there.
 NODE_BR=jfnodes0
-NODE_NET=10.249.0
-HOST_NODE_IP=$NODE_NET.1
 WORKER_TAINT=jobset-flux.test/worker=true:NoSchedule
 WORKER_POOL_LABEL=jobset-flux.test/pool=workers
 TOPOLOGY_BLOCK_LABEL=jobset-flux.test/block
 TOPOLOGY_RACK_LABEL=jobset-flux.test/rack
-SVC_CIDR=10.251.0.0/24
-SVC_IP=10.251.0.1
 # Ports away from the usual defaults, so a cluster of another kind can coexist.
 ETCD_PORT=23790
 ETCD_PEER_PORT=23800
@@ -78,6 +70,15 @@ SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
 BINDS=("/var/lib/kubelet kubelet" "/var/log/containers log/containers" "/var/log/pods log/pods"
   "/var/lib/cni cni/var" "/run/netns netns" "/run/containerd containerd/run")
 
+# up starts the address family asked for (KUBE_IP_FAMILY, ipv4 unless
+# set); every other command works on the cluster as it was started.
+if [[ ${1:-} == up || ! -f $S/ip-family ]]; then
+  IP_FAMILY=${KUBE_IP_FAMILY:-ipv4}
+else
+  IP_FAMILY=$(cat "$S/ip-family")
+fi
+# shellcheck source-path=SCRIPTDIR
+source "$here/family.sh"
 # shellcheck source-path=SCRIPTDIR
 source "$here/config.sh"
 # shellcheck source-path=SCRIPTDIR
@@ -139,7 +140,7 @@ cmd_status() {
 
 cmd_up() {
   local start=$SECONDS
-  if [[ ${FRESH:-} != 1 ]] && cmd_status 2>/dev/null; then
+  if [[ ${FRESH:-} != 1 ]] && [[ $(cat "$S/ip-family" 2>/dev/null) == "$IP_FAMILY" ]] && cmd_status 2>/dev/null; then
     log "already running and healthy (FRESH=1 restarts)"
     bash "$here/netpol.sh" up
     bash "$here/kueue.sh" up
@@ -156,6 +157,7 @@ cmd_up() {
   local built=$SECONDS
   mkdir -p "$S/run" "$S/log" "$S/saved"
   echo "$BINS" >"$S/bins"
+  echo "$IP_FAMILY" >"$S/ip-family"
   echo "$CONTAINERD" >"$S/containerd-dir"
   save_machine_state
   write_all_configs
@@ -177,7 +179,7 @@ write_all_configs() {
   local k
   for k in admin controller-manager scheduler kubelet; do write_kubeconfig "$k"; done
   write_containerd_config "$S"
-  write_cni_config "$S" "$BR" "$POD_SUBNET" "$BR_IP"
+  write_cni_config "$S" "$BR" 0
   write_kubelet_config "$S" "$BR_IP" "$CGROUP_ROOT" kubelet-serving
   write_coredns_config
   write_jobset_config
@@ -186,7 +188,7 @@ write_all_configs() {
   bash "$here/images/hosts.sh" "$S/certs.d" "$REGISTRY_PORT" "$IMAGES/refs.txt" >/dev/null
   # Every node pulls from the registry on the node network, where the
   # workers reach it (and no pod does).
-  sed -i "s|127.0.0.1:$REGISTRY_PORT|$HOST_NODE_IP:$REGISTRY_PORT|g" "$S"/certs.d/*/hosts.toml
+  sed -i "s|127.0.0.1:$REGISTRY_PORT|$(host_port "$HOST_NODE_IP" "$REGISTRY_PORT")|g" "$S"/certs.d/*/hosts.toml
   write_worker_configs
 }
 
@@ -313,8 +315,11 @@ restore_machine_state() {
 
 start_network() {
   ip link add "$BR" type bridge
-  ip addr add "$BR_IP/${POD_SUBNET#*/}" dev "$BR"
+  addr_add "$BR_IP/$POD_PREFIX_LEN" "$BR"
   ip link set "$BR" up
+  # Pod to pod across nodes is routed here (cluster.sh saves and restores
+  # the tunable).
+  sysctl -q -w "$FORWARDING_SYSCTL=1"
   local ipt
   for ipt in iptables ip6tables; do
     # Bridged traffic passes FORWARD (br_netfilter): pod to pod on the bridge
@@ -335,9 +340,9 @@ start_network() {
 # API server's, which this host serves, so no packet leaves the host; there
 # is no service proxy for any other Service.
 start_service_route() {
-  iptables -w -t nat -N "$SVC_CHAIN"
-  iptables -w -t nat -A "$SVC_CHAIN" -d "$SVC_IP" -p tcp --dport 443 -j DNAT --to-destination "$BR_IP:$API_PORT"
-  iptables -w -t nat -I PREROUTING 1 -j "$SVC_CHAIN"
+  "$IPT" -w -t nat -N "$SVC_CHAIN"
+  "$IPT" -w -t nat -A "$SVC_CHAIN" -d "$SVC_IP" -p tcp --dport 443 -j DNAT --to-destination "$(host_port "$BR_IP" "$API_PORT")"
+  "$IPT" -w -t nat -I PREROUTING 1 -j "$SVC_CHAIN"
 }
 
 stop_network() {
@@ -408,7 +413,7 @@ in_ns() { nsenter -t "$(cat "$S/run/mntns.pid")" -m -- "$@"; }
 # kubelet (their mounts, the pods' netns files and the CPU view live and die
 # with it), then the two daemons inside it.
 start_node() {
-  daemon registry "$REGISTRY" -layout "$IMAGES/oci" -listen "$HOST_NODE_IP:$REGISTRY_PORT" \
+  daemon registry "$REGISTRY" -layout "$IMAGES/oci" -listen "$(host_port "$HOST_NODE_IP" "$REGISTRY_PORT")" \
     -log "$S/log/registry-access.log"
   # One process holds the namespace: sleep, named so its command line shows
   # the state dir (a child of a killed shell would keep the namespace alive).
@@ -526,7 +531,7 @@ webhooks_answer() {
 api_dry_run_create() {
   curl -s --cacert "$S/pki/ca.crt" --cert "$S/pki/admin.crt" --key "$S/pki/admin.key" \
     -H 'Content-Type: application/yaml' --data-binary @- \
-    "https://$BR_IP:$API_PORT/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets?dryRun=All"
+    "https://$(host_port "$BR_IP" "$API_PORT")/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets?dryRun=All"
 }
 
 # probe_jobset EXTRA: a small JobSet with EXTRA under its first replicatedJob.

@@ -56,7 +56,7 @@ kind: Config
 clusters:
 - name: jobset-flux-kube
   cluster:
-    server: https://$BR_IP:$API_PORT
+    server: https://$(host_port "$BR_IP" "$API_PORT")
     certificate-authority: $p/ca.crt
 users:
 - name: $name
@@ -131,15 +131,15 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri",
 EOF
 }
 
-# write_cni_config BASE BRIDGE SUBNET GATEWAY: the node's pod network, a
-# bridge the node holds the gateway address of. isGateway false and two
+# write_cni_config BASE BRIDGE I: node I's pod network, a bridge the node
+# holds the gateway address of (family.sh's pod_host I 1). isGateway false and two
 # routes: pods get no default route, only one to every node's pod subnet
 # (PODS_CIDR) and one to the Service range (SVC_CIDR), through their node,
 # so they reach other pods, the cluster's DNS on the first node's bridge
 # address and the API server's Service, never another machine.
 write_cni_config() {
-  local base=$1 bridge=$2 subnet=$3 gateway=$4 prefix
-  prefix=${subnet%.*/*}
+  local base=$1 bridge=$2 i=$3 gateway
+  gateway=$(pod_host "$i" 1)
   mkdir -p "$base/cni/net.d"
   cat >"$base/cni/net.d/10-jobset-flux.conflist" <<EOF
 {
@@ -155,7 +155,7 @@ write_cni_config() {
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": "$subnet", "rangeStart": "$prefix.10", "rangeEnd": "$prefix.250"}]],
+        "ranges": [[{"subnet": "$(pod_subnet "$i")", "rangeStart": "$(pod_host "$i" 10)", "rangeEnd": "$(pod_host "$i" 250)"}]],
         "routes": [{"dst": "$PODS_CIDR", "gw": "$gateway"}, {"dst": "$SVC_CIDR", "gw": "$gateway"}]
       }
     }
@@ -204,7 +204,7 @@ authentication:
 authorization:
   mode: Webhook
 clusterDomain: cluster.local
-clusterDNS: [$BR_IP]
+clusterDNS: ["$BR_IP"]
 resolvConf: $base/kubelet-config/resolv.conf
 protectKernelDefaults: false
 failSwapOn: false

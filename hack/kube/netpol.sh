@@ -21,7 +21,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 S=${KUBE_STATE_DIR:-/var/lib/jobset-flux-kube}
 N=$S/netpol
 NODE=${KUBE_NODE_NAME:-jobset-flux-node}
-SVC_CIDR=10.251.0.0/24
+# The cluster's address family, as cluster.sh up started it.
+IP_FAMILY=$(cat "$S/ip-family" 2>/dev/null || echo ipv4)
+# shellcheck source-path=SCRIPTDIR
+source "$here/family.sh"
 NETPOL_HEALTH_PORT=18084
 # The ipsets kube-router names (pkg/controllers/netpol): only these, and only
 # those that were not there before up, are destroyed by down.
@@ -121,7 +124,8 @@ start_router() {
   # their holders.
   setsid "$1" --kubeconfig "$N/kubeconfig" --hostname-override "$NODE" \
     --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
-    --enable-cni=false --enable-ipv4=true --enable-ipv6=false \
+    --enable-cni=false --enable-ipv4="$([[ $IP_FAMILY == ipv4 ]] && echo true || echo false)" \
+    --enable-ipv6="$([[ $IP_FAMILY == ipv6 ]] && echo true || echo false)" \
     --service-cluster-ip-range "$SVC_CIDR" --health-port "$NETPOL_HEALTH_PORT" --metrics-port 0 \
     --v 1 </dev/null >"$S/log/netpol.log" 2>&1 9<&- 8<&- 7<&- &
   echo $! >"$(pid_file)"

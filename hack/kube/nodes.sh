@@ -5,8 +5,8 @@
 # network (a bridge on the host, the first node's side of it at
 # HOST_NODE_IP), a mount namespace of its own holding its kubelet's,
 # containerd's and CNI's directories, its own containerd and kubelet, its
-# own pod bridge and pod subnet (10.250.<i>.0/24), and a route to every
-# other node's pod subnet through that node, as kindnetd installs.
+# own pod bridge and pod subnet (family.sh's pod_subnet), and a route to
+# every other node's pod subnet through that node, as kindnetd installs.
 #
 # Workers are tainted (WORKER_TAINT): only pods that tolerate it land there,
 # so that the node tests' faults (power off, freeze, cut off, drain) never
@@ -16,7 +16,7 @@
 # worker_name I, worker_ip I, worker_netns I, worker_dir I: worker I's node
 # name, its address on the node network, its network namespace, its state.
 worker_name() { echo "jobset-flux-worker-$1"; }
-worker_ip() { echo "$NODE_NET.$((10 + $1))"; }
+worker_ip() { node_ip "$1"; }
 worker_netns() { echo "jfkube-w$1"; }
 worker_dir() { echo "$S/nodes/w$1"; }
 # worker_link I: the host's end of worker I's link to the node network:
@@ -61,7 +61,7 @@ write_worker_configs() {
     write_kubeconfig "kubelet-$name"
     write_containerd_config "$w"
     cp -r "$S/certs.d" "$w/certs.d"
-    write_cni_config "$w" "$BR" "10.250.$i.0/24" "10.250.$i.1"
+    write_cni_config "$w" "$BR" "$i"
     write_kubelet_config "$w" "$ip" "$CGROUP_ROOT-w$i" "kubelet-serving-$name" "$WORKER_TAINT"
     write_fake_cpus "$WORKER_CPUS" "$w/fake"
   done
@@ -74,13 +74,13 @@ write_worker_configs() {
 # pod subnets of every node, only: a pod still reaches no other address.
 start_node_network() {
   ip link add "$NODE_BR" type bridge
-  ip addr add "$HOST_NODE_IP/24" dev "$NODE_BR"
+  addr_add "$HOST_NODE_IP/$NODE_PREFIX_LEN" "$NODE_BR"
   ip link set "$NODE_BR" up
   # Before the chain's drops (start_network made it): pod to pod, across
   # nodes, and node to node (bridged, so it passes FORWARD too).
-  iptables -w -I "$FWD_CHAIN" 1 -i "$BR" -o "$NODE_BR" -s "$PODS_CIDR" -d "$PODS_CIDR" -j ACCEPT
-  iptables -w -I "$FWD_CHAIN" 1 -i "$NODE_BR" -o "$BR" -s "$PODS_CIDR" -d "$PODS_CIDR" -j ACCEPT
-  iptables -w -I "$FWD_CHAIN" 1 -i "$NODE_BR" -o "$NODE_BR" -j ACCEPT
+  "$IPT" -w -I "$FWD_CHAIN" 1 -i "$BR" -o "$NODE_BR" -s "$PODS_CIDR" -d "$PODS_CIDR" -j ACCEPT
+  "$IPT" -w -I "$FWD_CHAIN" 1 -i "$NODE_BR" -o "$BR" -s "$PODS_CIDR" -d "$PODS_CIDR" -j ACCEPT
+  "$IPT" -w -I "$FWD_CHAIN" 1 -i "$NODE_BR" -o "$NODE_BR" -j ACCEPT
 }
 
 # start_worker_network I: worker I's namespace, its link to the node
@@ -92,19 +92,19 @@ start_worker_network() {
   ip link add "$link" type veth peer name eth0 netns "$ns"
   ip link set "$link" master "$NODE_BR" up
   ip -n "$ns" link set lo up
-  ip -n "$ns" addr add "$ip/24" dev eth0
+  addr_add "$ip/$NODE_PREFIX_LEN" eth0 -n "$ns"
   ip -n "$ns" link set eth0 up
   ip -n "$ns" route add default via "$HOST_NODE_IP"
-  ip netns exec "$ns" sysctl -q -w net.ipv4.ip_forward=1
+  ip netns exec "$ns" sysctl -q -w "$FORWARDING_SYSCTL=1"
   # The API server's Service, as on the first node (start_service_route):
   # translated here, then routed to the first node like DNS.
-  ip netns exec "$ns" iptables -w -t nat -A PREROUTING -d "$SVC_IP" -p tcp --dport 443 -j DNAT --to-destination "$BR_IP:$API_PORT"
+  ip netns exec "$ns" "$IPT" -w -t nat -A PREROUTING -d "$SVC_IP" -p tcp --dport 443 -j DNAT --to-destination "$(host_port "$BR_IP" "$API_PORT")"
   ip -n "$ns" link add "$BR" type bridge
-  ip -n "$ns" addr add "10.250.$i.1/24" dev "$BR"
+  addr_add "$(pod_host "$i" 1)/$POD_PREFIX_LEN" "$BR" -n "$ns"
   ip -n "$ns" link set "$BR" up
-  ip route add "10.250.$i.0/24" via "$ip" dev "$NODE_BR"
+  ip route add "$(pod_subnet "$i")" via "$ip" dev "$NODE_BR"
   for ((j = 1; j <= WORKERS; j++)); do
-    if ((j != i)); then ip -n "$ns" route add "10.250.$j.0/24" via "$(worker_ip "$j")"; fi
+    if ((j != i)); then ip -n "$ns" route add "$(pod_subnet "$j")" via "$(worker_ip "$j")"; fi
   done
 }
 

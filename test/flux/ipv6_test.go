@@ -2,41 +2,20 @@ package flux
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
-
-// tbonSockets is a Python program that prints the broker's TBON sockets
-// in the pod's network namespace, from /proc/net/tcp6 and /proc/net/tcp:
-// "listen ADDR" for each listening socket on port 8050, "peer ADDR" for
-// each connection accepted there.
-const tbonSockets = `import socket, struct
-def addr(hexaddr):
-    raw = bytes.fromhex(hexaddr)
-    if len(raw) == 4:
-        return socket.inet_ntop(socket.AF_INET, raw[::-1])
-    words = b"".join(struct.pack("<I", struct.unpack(">I", raw[i:i + 4])[0]) for i in range(0, 16, 4))
-    return socket.inet_ntop(socket.AF_INET6, words)
-for table in ("/proc/net/tcp6", "/proc/net/tcp"):
-    for line in open(table).readlines()[1:]:
-        fields = line.split()
-        local, port = fields[1].split(":")
-        if int(port, 16) != 8050:
-            continue
-        if fields[3] == "0A":
-            print("listen", addr(local))
-        elif fields[3] == "01":
-            print("peer", addr(fields[2].split(":")[0]))
-`
 
 // ipv6Command prints each task's host; rank 0's task also prints its
 // broker's TBON sockets and rank 1's the URI it reached rank 0 by.
 var ipv6Command = []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"
 case $FLUX_TASK_RANK in
-0) python3 -c '` + tbonSockets + `' ;;
+0) python3 -c '` + testsupport.TBONSockets + `' ;;
 1) echo "parent $(` + fluxBin + ` getattr tbon.parent-endpoint)" ;;
 esac`}
 
@@ -69,11 +48,12 @@ func TestIPv6(t *testing.T) {
 	}
 	// Rank 0 listens on its global address only (not link-local, not
 	// IPv4) and its two children reached it from theirs.
-	if got := regexp.MustCompile(`(?m)^listen .*$`).FindAllString(out, -1); len(got) != 1 || got[0] != "listen "+leader.IP {
-		t.Errorf("rank 0 listens on %q, want only its global address %s:\n%s", got, leader.IP, out)
+	listen, peers := testsupport.TBONSocketsIn(out)
+	if len(listen) != 1 || listen[0] != leader.IP {
+		t.Errorf("rank 0 listens on %q, want only its global address %s:\n%s", listen, leader.IP, out)
 	}
 	for _, follower := range []string{"six-w-0-1", "six-w-0-2"} {
-		if ip := r.c.Pod(follower).IP; !strings.Contains(out, "peer "+ip+"\n") {
+		if ip := r.c.Pod(follower).IP; !slices.Contains(peers, ip) {
 			t.Errorf("no TBON connection from %s (%s) on rank 0:\n%s", follower, ip, out)
 		}
 	}
@@ -83,7 +63,7 @@ func TestIPv6(t *testing.T) {
 	if !strings.Contains(out, "parent tcp://six-w-0-0.six:8050\n") {
 		t.Errorf("rank 1 did not reach rank 0 by its name:\n%s", out)
 	}
-	t.Logf("rank 0's TBON sockets: %q", regexp.MustCompile(`(?m)^(listen|peer) .*$`).FindAllString(out, -1))
+	t.Logf("rank 0's TBON sockets: listen %q, peers %q", listen, peers)
 }
 
 // TestIPv6WithoutIPFamily: the same instance rendered without ip-family

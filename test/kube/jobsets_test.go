@@ -35,6 +35,11 @@ type group struct {
 func jobSet(t *testing.T, name string, annotations map[string]string, command []string, groups ...group) string {
 	t.Helper()
 	ann := map[string]string{"flux-framework.org/enabled": "true"}
+	// On an IPv6 cluster every instance needs ip-family (TestClusterFamily
+	// shows what happens without it).
+	if env.ipFamily == ipv6 {
+		ann[ipFamilyAnnotation] = ipv6
+	}
 	for k, v := range annotations {
 		ann[k] = v
 	}

@@ -28,6 +28,7 @@ var env struct {
 	function   string // bin/jobset-flux
 	kustomize  string // bin/kustomize
 	dnsServer  string // the cluster DNS address pods get in resolv.conf
+	ipFamily   string // the cluster's address family: ipv4 or ipv6
 	api        *apiClient
 }
 
@@ -35,9 +36,11 @@ func TestMain(m *testing.M) {
 	// The node runs several small JobSets at once far below its pod limit;
 	// most of a test's wall time is waiting (for pods, for an instance
 	// that must not form), not CPU, so more tests than the 2 CPUs run at a
-	// time; -parallel on the command line still wins (parsed after this).
+	// time. Six run; two more slots are for the tests that wait for a set
+	// of worker nodes (holdWorkers), which hold a slot while they wait.
+	// -parallel on the command line still wins (parsed after this).
 	if f := flag.Lookup("test.parallel"); f != nil {
-		_ = f.Value.Set("6")
+		_ = f.Value.Set("8")
 	}
 	flag.Parse()
 	env.err = setup()
@@ -78,7 +81,8 @@ func setup() error {
 	if out, err := env.api.get(ctx, "/readyz"); err != nil {
 		return fmt.Errorf("the cluster is not ready (make kube-up): %w\n%s", err, out)
 	}
-	return nil
+	env.ipFamily, err = clusterFamily(ctx)
+	return err
 }
 
 // clusterEnv finds kubectl and the kubeconfig: from the environment

@@ -33,9 +33,9 @@ spec:
   podSelector: {}
   policyTypes: [Egress]
   egress:
-    - to: [{ipBlock: {cidr: %s/32}}]
+    - to: [{ipBlock: {cidr: %s}}]
       ports: [{protocol: UDP, port: 53}, {protocol: TCP, port: 53}]
-`, dns)
+`, hostCIDR(dns))
 }
 
 // TestNetworkPolicyDefaultDeny: in a namespace that denies every flow but

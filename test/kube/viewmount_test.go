@@ -170,6 +170,13 @@ func exampleBase(t *testing.T, example, mode string) string {
 			set["view-mount"] = mode
 		}
 	}
+	if env.ipFamily == ipv6 {
+		if field == "spec" {
+			set["ipFamily"] = ipv6
+		} else {
+			set["ip-family"] = ipv6
+		}
+	}
 	m, _ := config[field].(map[string]any)
 	if m == nil {
 		m = map[string]any{}

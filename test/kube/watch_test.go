@@ -34,6 +34,7 @@ type object struct {
 	Status struct {
 		Phase                 string            `json:"phase"`
 		PodIP                 string            `json:"podIP"`
+		PodIPs                []podIP           `json:"podIPs"`
 		Conditions            []condition       `json:"conditions"`
 		ContainerStatuses     []containerStatus `json:"containerStatuses"`
 		InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
@@ -42,6 +43,10 @@ type object struct {
 		Succeeded             int               `json:"succeeded"`
 		Restarts              int               `json:"restarts"`
 	} `json:"status"`
+}
+
+type podIP struct {
+	IP string `json:"ip"`
 }
 
 type container struct {
