@@ -41,22 +41,27 @@ ipv6)
   ;;
 esac
 
+# pod_prefix I: the part of node I's pod addresses before the host part.
+# IPv6 addresses are written as the tools print them (fd00:250::1, not
+# fd00:250:0::1), so that they compare equal as strings.
+pod_prefix() {
+  case $IP_FAMILY in
+  ipv4) echo "10.250.$1." ;;
+  ipv6) if (($1 == 0)); then echo "fd00:250::"; else echo "fd00:250:$1::"; fi ;;
+  esac
+}
+
 # pod_subnet I: node I's pod subnet.
 pod_subnet() {
   case $IP_FAMILY in
-  ipv4) echo "10.250.$1.0/24" ;;
-  ipv6) echo "fd00:250:$1::/64" ;;
+  ipv4) echo "$(pod_prefix "$1")0/24" ;;
+  ipv6) echo "$(pod_prefix "$1")/64" ;;
   esac
 }
 
 # pod_host I N: address N of node I's pod subnet (1 is the node's own,
-# the pods' gateway; the pods get 10 to 250).
-pod_host() {
-  case $IP_FAMILY in
-  ipv4) echo "10.250.$1.$2" ;;
-  ipv6) echo "fd00:250:$1::$2" ;;
-  esac
-}
+# the pods' gateway; the pods get 10 to 250, which IPv6 reads as hex).
+pod_host() { echo "$(pod_prefix "$1")$2"; }
 
 # node_ip I: node I's address on the node network (the first node's is
 # where the workers reach the registry).
