@@ -42,12 +42,13 @@ ipv6)
 esac
 
 # pod_prefix I: the part of node I's pod addresses before the host part.
-# IPv6 addresses are written as the tools print them (fd00:250::1, not
-# fd00:250:0::1), so that they compare equal as strings.
+# An IPv6 node's /64 is the fourth group, inside PODS_CIDR's /48. IPv6
+# addresses are written as the tools print them (fd00:250::1, not
+# fd00:250:0:0::1), so that they compare equal as strings.
 pod_prefix() {
   case $IP_FAMILY in
   ipv4) echo "10.250.$1." ;;
-  ipv6) if (($1 == 0)); then echo "fd00:250::"; else echo "fd00:250:$1::"; fi ;;
+  ipv6) if (($1 == 0)); then echo "fd00:250::"; else echo "fd00:250:0:$1::"; fi ;;
   esac
 }
 

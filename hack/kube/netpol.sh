@@ -76,7 +76,7 @@ running() {
 
 healthy() {
   curl -sf "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz" >/dev/null &&
-    iptables -w -S KUBE-ROUTER-FORWARD >/dev/null 2>&1
+    "$IPT" -w -S KUBE-ROUTER-FORWARD >/dev/null 2>&1
 }
 
 cmd_status() {

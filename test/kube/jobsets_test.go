@@ -36,12 +36,15 @@ func jobSet(t *testing.T, name string, annotations map[string]string, command []
 	t.Helper()
 	ann := map[string]string{"flux-framework.org/enabled": "true"}
 	// On an IPv6 cluster every instance needs ip-family (TestClusterFamily
-	// shows what happens without it).
+	// shows what happens without it: an empty value leaves it out).
 	if env.ipFamily == ipv6 {
 		ann[ipFamilyAnnotation] = ipv6
 	}
 	for k, v := range annotations {
 		ann[k] = v
+	}
+	if ann[ipFamilyAnnotation] == "" {
+		delete(ann, ipFamilyAnnotation)
 	}
 	var rjs []any
 	for _, g := range groups {
