@@ -31,9 +31,7 @@ S=${KUBE_STATE_DIR:-/var/lib/jobset-flux-kube}
 NODE=${KUBE_NODE_NAME:-jobset-flux-node}
 NODE_CPUS=${KUBE_NODE_CPUS:-16}
 NODE_GPUS=${KUBE_NODE_GPUS:-8}
-# Two sets of three workers: the node tests place a three-broker instance
-# on one set and fault its nodes while another test uses the other set.
-WORKERS=${KUBE_WORKERS:-6}
+WORKERS=${KUBE_WORKERS:-3}
 WORKER_CPUS=${KUBE_WORKER_CPUS:-4}
 # The first node's pod bridge, and the node network's bridge the workers
 # are on; their addresses are family.sh's.
@@ -41,7 +39,6 @@ BR=jfkube0
 NODE_BR=jfnodes0
 WORKER_TAINT=jobset-flux.test/worker=true:NoSchedule
 WORKER_POOL_LABEL=jobset-flux.test/pool=workers
-WORKER_SET_LABEL=jobset-flux.test/set
 TOPOLOGY_BLOCK_LABEL=jobset-flux.test/block
 TOPOLOGY_RACK_LABEL=jobset-flux.test/rack
 # Ports away from the usual defaults, so a cluster of another kind can coexist.

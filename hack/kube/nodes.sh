@@ -10,10 +10,8 @@
 #
 # Workers are tainted (WORKER_TAINT): only pods that tolerate it land there,
 # so that the node tests' faults (power off, freeze, cut off, drain) never
-# hit another test's pods. They come in sets of three (WORKER_SET_LABEL,
-# worker_set), so that two node tests can run at once, each on a set of
-# its own. They carry labels for placement by topology: WORKER_POOL_LABEL
-# on all, a set, a block (one per set) and a rack (worker_rack) each.
+# hit another test's pods. They carry labels for placement by topology:
+# WORKER_POOL_LABEL on all, a block and a rack each (worker_rack).
 
 # worker_name I, worker_ip I, worker_netns I, worker_dir I: worker I's node
 # name, its address on the node network, its network namespace, its state.
@@ -24,17 +22,8 @@ worker_dir() { echo "$S/nodes/w$1"; }
 # worker_link I: the host's end of worker I's link to the node network:
 # down is a cable pulled.
 worker_link() { echo "jfkube-w$1"; }
-# worker_set I: the set of three workers I is in, 1 for workers 1-3.
-worker_set() { echo $(((($1) - 1) / 3 + 1)); }
-# worker_rack I: each set's block is two racks, of its first two workers
-# and of its third: rack-1 (workers 1, 2) and rack-2 (3) in block-1,
-# rack-3 (4, 5) and rack-4 (6) in block-2.
-worker_rack() {
-  local set first
-  set=$(worker_set "$1")
-  first=$((2 * set - 1))
-  if (((($1) - 1) % 3 < 2)); then echo "rack-$first"; else echo "rack-$((first + 1))"; fi
-}
+# worker_rack I: racks of two workers, all in one block.
+worker_rack() { echo "rack-$(((($1) - 1) / 2 + 1))"; }
 
 # worker_index NAME: I from a worker's node name, or fail.
 worker_index() {
@@ -194,8 +183,8 @@ wait_workers() {
   for ((i = 1; i <= WORKERS; i++)); do
     name=$(worker_name "$i")
     wait_for "node $name Ready" 120 node_ready "$name"
-    kubectl label node "$name" --overwrite "$WORKER_POOL_LABEL" "$WORKER_SET_LABEL=set-$(worker_set "$i")" \
-      "$TOPOLOGY_BLOCK_LABEL=block-$(worker_set "$i")" "$TOPOLOGY_RACK_LABEL=$(worker_rack "$i")" >/dev/null
+    kubectl label node "$name" --overwrite "$WORKER_POOL_LABEL" \
+      "$TOPOLOGY_BLOCK_LABEL=block-1" "$TOPOLOGY_RACK_LABEL=$(worker_rack "$i")" >/dev/null
   done
 }
 

@@ -15,30 +15,19 @@ import (
 )
 
 // The cluster's worker nodes (hack/kube/nodes.sh): tainted so that only
-// the node tests' pods land there, in sets of three, labelled for
-// placement.
+// the node tests' pods land there, labelled for placement.
 const (
 	workerTaint = "jobset-flux.test/worker"
 	workerPool  = "jobset-flux.test/pool"
-	workerSetOf = "jobset-flux.test/set"
 	hostnameKey = "kubernetes.io/hostname"
 )
 
-// setSize is how many workers a set has: one pod each of a three-pod
-// instance.
-const setSize = 3
+// workersNeeded is how many workers the node tests place one pod each on.
+const workersNeeded = 3
 
-// workerSet is a set of three workers, a block of its own (two racks):
-// a node test places its instance on one set, one pod per node, and
-// faults a node there while another test uses another set.
-type workerSet struct {
-	name  string   // the value of its nodes' workerSetOf label
-	nodes []string // its workers, sorted
-}
-
-// workerSets lists the sets whose workers are all Ready, and fails the
-// test unless there is one.
-func workerSets(t *testing.T) []workerSet {
+// workers lists the Ready worker nodes, and fails the test unless there
+// are enough for one pod of a three-pod instance each.
+func workers(t *testing.T) []string {
 	t.Helper()
 	requireCluster(t)
 	out, err := kubectl(t.Context(), nil, "get", "nodes", "-l", workerPool+"=workers", "-o", "json")
@@ -48,8 +37,7 @@ func workerSets(t *testing.T) []workerSet {
 	var list struct {
 		Items []struct {
 			Metadata struct {
-				Name   string            `json:"name"`
-				Labels map[string]string `json:"labels"`
+				Name string `json:"name"`
 			} `json:"metadata"`
 			Status struct {
 				Conditions []condition `json:"conditions"`
@@ -59,35 +47,26 @@ func workerSets(t *testing.T) []workerSet {
 	if err := json.Unmarshal(out, &list); err != nil {
 		t.Fatal(err)
 	}
-	ready := map[string][]string{}
+	var ready []string
 	for _, n := range list.Items {
 		for _, c := range n.Status.Conditions {
 			if c.Type == "Ready" && c.Status == conditionTrue {
-				set := n.Metadata.Labels[workerSetOf]
-				ready[set] = append(ready[set], n.Metadata.Name)
+				ready = append(ready, n.Metadata.Name)
 			}
 		}
 	}
-	var sets []workerSet
-	for name, nodes := range ready {
-		if name != "" && len(nodes) == setSize {
-			sort.Strings(nodes)
-			sets = append(sets, workerSet{name: name, nodes: nodes})
-		}
+	if len(ready) < workersNeeded {
+		t.Fatalf("%d Ready worker nodes (%s), want %d: hack/kube/cluster.sh up starts KUBE_WORKERS=3", len(ready), strings.Join(ready, ", "), workersNeeded)
 	}
-	if len(sets) == 0 {
-		t.Fatalf("no set of %d Ready worker nodes (Ready: %v): hack/kube/cluster.sh up starts KUBE_WORKERS=6, two sets", setSize, ready)
-	}
-	sort.Slice(sets, func(i, j int) bool { return sets[i].name < sets[j].name })
-	return sets
+	sort.Strings(ready)
+	return ready
 }
 
-// onWorkers is the pod spec that puts a JobSet's pods on a set of
-// workers, one pod per node: what a user writes for a pool of tainted
-// nodes.
-func onWorkers(set workerSet, jobSet string) map[string]any {
+// onWorkers is the pod spec that puts a JobSet's pods on the workers,
+// one pod per node: what a user writes for a pool of tainted nodes.
+func onWorkers(jobSet string) map[string]any {
 	return map[string]any{
-		"nodeSelector": map[string]any{workerSetOf: set.name},
+		"nodeSelector": map[string]any{workerPool: "workers"},
 		"tolerations":  []any{map[string]any{"key": workerTaint, "operator": "Exists", "effect": "NoSchedule"}},
 		"affinity": map[string]any{"podAntiAffinity": map[string]any{
 			"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
@@ -125,7 +104,7 @@ func nodesOf(t *testing.T, s *snapshot, workers []string) map[string]string {
 // three workers, nothing retried.
 func TestAcrossNodes(t *testing.T) {
 	t.Parallel()
-	workerSets(t)
+	workers(t)
 	for _, c := range []struct {
 		name, mode string
 		groups     func(pod map[string]any) []group
@@ -140,16 +119,15 @@ func TestAcrossNodes(t *testing.T) {
 			return []group{{name: "lead", replicas: 1, completions: 1, pod: pod}, {name: "w", replicas: 1, completions: 2, pod: pod}}
 		}},
 	} {
-		// One case at a time: a test waiting for a set of workers
-		// holds one of go test's parallel slots all the same.
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ws := holdWorkers(t)
 			n := newNamespace(t, "nodes-"+c.name)
-			groups := c.groups(onWorkers(ws, "across"))
+			groups := c.groups(onWorkers("across"))
 			cmd := []string{"bash", "-c", `echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"`}
 			n.apply(render(t, jobSet(t, "across", withMode(c.mode, nil), cmd, groups...)))
 			h := n.expectEnd("across", jobSetCompleted, instanceTimeout)
-			nodes := nodesOf(t, h.last, ws.nodes)
+			nodes := nodesOf(t, h.last, ws)
 			leader, _ := h.last.pod(groups[0].name, 0, 0)
 			out := n.logs(leader.Metadata.Name, "app")
 			for rank, host := range hostnames("across", groups...) {
@@ -172,7 +150,7 @@ func TestExclusiveTopology(t *testing.T) {
 	t.Parallel()
 	ws := holdWorkers(t)
 	n := newNamespace(t, "nodes-exclusive")
-	pod := onWorkers(ws, "excl")
+	pod := onWorkers("excl")
 	delete(pod, "affinity")
 	groups := []group{{name: "w", replicas: 3, completions: 1, pod: pod}}
 	cmd := []string{"bash", "-c", `echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"`}
@@ -183,42 +161,23 @@ func TestExclusiveTopology(t *testing.T) {
 	}
 	n.apply(rendered)
 	h := n.expectEnd("excl", jobSetCompleted, instanceTimeout)
-	nodes := nodesOf(t, h.last, ws.nodes)
+	nodes := nodesOf(t, h.last, ws)
 	checkNoRetries(t, n, h, groups)
 	t.Logf("pods on %v", nodes)
 }
 
-// freeSets holds the worker sets no test uses: a node fault would hit
-// another test's pods, and Kueue's topology tests count on a set's whole
-// capacity.
-var freeSets struct {
-	once sync.Once
-	sets chan workerSet
-}
+// workersInUse serializes the tests on the workers: a node fault would
+// hit another test's pods, and Kueue's topology tests count on the
+// workers' whole capacity.
+var workersInUse sync.Mutex
 
-// holdWorkers waits until a set of workers is free, holds it until the
-// test's cleanups have run (those registered after it, such as undoing a
-// node fault, run first) and returns it.
-func holdWorkers(t *testing.T) workerSet {
+// holdWorkers waits until no other test uses the workers, holds them
+// until the test ends, and returns them as workers does.
+func holdWorkers(t *testing.T) []string {
 	t.Helper()
-	freeSets.once.Do(func() {
-		sets := workerSets(t)
-		freeSets.sets = make(chan workerSet, len(sets))
-		for _, s := range sets {
-			freeSets.sets <- s
-		}
-	})
-	if freeSets.sets == nil {
-		t.Fatal("no worker sets (an earlier test found none)")
-	}
-	select {
-	case set := <-freeSets.sets:
-		t.Cleanup(func() { freeSets.sets <- set })
-		return set
-	case <-t.Context().Done():
-		t.Fatal("the test ended waiting for a set of workers")
-	}
-	return workerSet{}
+	workersInUse.Lock()
+	t.Cleanup(workersInUse.Unlock)
+	return workers(t)
 }
 
 // nodeFault does a fault to a worker with hack/kube/cluster.sh node.
@@ -298,7 +257,7 @@ type nodeFaultRun struct {
 // its pods until Kubernetes lets them go: with declare, once Flux has
 // ended the instance and the node is NotReady, the test declares it out
 // of service, as an administrator or a remediation controller does.
-func runNodeFault(t *testing.T, n *namespace, ws workerSet, job, index int, fault string, lost, declare bool, bound time.Duration) *nodeFaultRun {
+func runNodeFault(t *testing.T, n *namespace, ws []string, job, index int, fault string, lost, declare bool, bound time.Duration) *nodeFaultRun {
 	t.Helper()
 	r := &nodeFaultRun{faultRun: faultRun{n: n, name: "nf"}}
 	h, ok := n.watch(instanceTimeout+3*time.Minute, func(s *snapshot) bool {
@@ -313,7 +272,7 @@ func runNodeFault(t *testing.T, n *namespace, ws workerSet, job, index int, faul
 		}
 		if r.faultAt.IsZero() {
 			if allReady(s, 3) {
-				nodesOf(t, s, ws.nodes)
+				nodesOf(t, s, ws)
 				p, _ := s.pod("w", job, index)
 				r.node = p.Spec.NodeName
 				// Ready means joined; a moment more lands the fault mid-job.
@@ -382,99 +341,81 @@ func nodeNotReady(t *testing.T, node string) bool {
 	return err == nil && strings.TrimSpace(string(out)) != conditionTrue
 }
 
-// fluxBound bounds Flux's side of a node fault: tbon.torpid_max, then
-// rank 0's end (the job's cleanup, rc3, the broker's exit), which on a
-// loaded machine waits for CPUs much longer than Flux took to notice.
-const fluxBound = 150 * time.Second
-
-// nodeFaultCase is one fault done to the node of one pod of a three-pod
-// instance on a set of workers.
-type nodeFaultCase struct {
-	name  string
-	index int    // the pod whose node the fault hits
-	fault string // cluster.sh node ACTION, or drain
-	undo  string
-	lost  bool // the node stops answering for its pods
-	// jobPerPod: three Jobs of one pod, not one of three, so that a Job
-	// fails with its own pod, not the lost node's.
-	jobPerPod bool
-}
-
-// run does the fault on a set of workers of its own and checks that the
-// JobSet Failed, Flux's end within fluxBound and the JobSet's within
-// faultBound of what let it go; it logs the case's "node fault:" line.
-func (c nodeFaultCase) run(t *testing.T) {
-	ws := holdWorkers(t)
-	n := newNamespace(t, "node-"+c.name)
-	groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers(ws, "nf")}}
-	if c.jobPerPod {
-		groups[0].replicas, groups[0].completions = 3, 1
-	}
-	n.apply(faultJobSet(t, "nf", 600, nil, groups...))
-	var r *nodeFaultRun
-	t.Cleanup(func() {
-		if r != nil && r.node != "" {
-			undoFault(t, c.undo, r.node)
-		}
-	})
-	job, index := 0, c.index
-	if c.jobPerPod {
-		job, index = c.index, 0
-	}
-	// With a Job per pod nothing waits for the lost node: the test never
-	// declares it out of service.
-	r = runNodeFault(t, n, ws, job, index, c.fault, c.lost, c.lost && !c.jobPerPod, fluxBound+2*faultBound)
-	r.record(t, "the "+strings.Split(c.name, "-")[0]+"'s node: "+c.fault, jobSetFailed)
-	if r.fluxEnd == 0 || r.fluxEnd > fluxBound {
-		t.Errorf("Flux ended the instance %s after the fault, want within %s", r.fluxEnd.Round(time.Second), fluxBound)
-	}
-	if c.jobPerPod && r.endAfter-r.fluxEnd > faultBound {
-		t.Errorf("with a Job per pod the JobSet ended %s after Flux did, want within %s: it waited for the lost node", (r.endAfter - r.fluxEnd).Round(time.Second), faultBound)
-	}
-	if r.taint != 0 && r.endAfter-r.taint > faultBound {
-		t.Errorf("the JobSet ended %s after the node was declared out of service, want within %s", (r.endAfter - r.taint).Round(time.Second), faultBound)
-	}
-	checkNoRetries(t, n, r.h, groups)
-	t.Logf("node fault: %s | Flux %.0f s | NotReady %.0f s | out of service %.0f s | %s %.0f s | %s | pods created %v",
-		c.name, r.fluxEnd.Seconds(), r.notReady.Seconds(), r.taint.Seconds(), r.state, r.endAfter.Seconds(), endedBy(&r.faultRun), n.podsCreated())
-}
-
-// TestNodeFaults: what a lost node does to an instance whose three
-// brokers are on three workers, each fault hitting the node of one pod
-// once every pod is Ready (joined). Flux ends the instance in bounded
-// time whatever the fault: a lost broker's jobs fail at once, a silent
-// one is cut off after tbon.torpid_max (rank 0 exits 122), a silent rank
-// 0 is left by its followers (exit 122). A node that is lost (powered
-// off, hung, cut off) holds its pod until Kubernetes lets it go, and the
-// Job, so the JobSet, is Failed only then: the test declares the node out
-// of service once it is NotReady. Each logs a "node fault:" line:
-// docs/contributing/faults.md's table. The cases run one at a time, on
-// one set of workers; TestNodeDrains may use the other meanwhile.
+// TestNodeFaults: what a node does to an instance whose three brokers
+// are on three workers, each fault hitting the node of one pod once every
+// pod is Ready (joined). Flux ends the instance in bounded time whatever
+// the fault: a lost broker's jobs fail at once, a silent one is cut off
+// after tbon.torpid_max (rank 0 exits 122), a silent rank 0 is left by
+// its followers (exit 122). A node that is lost (powered off, hung, cut
+// off) holds its pod until Kubernetes lets it go, and the Job, so the
+// JobSet, is Failed only then: the test declares the node out of service
+// once it is NotReady. A drain ends the JobSet by itself; a drain a
+// PodDisruptionBudget forbids leaves the instance to Complete. Each logs
+// a "node fault:" line: docs/contributing/faults.md's table.
 func TestNodeFaults(t *testing.T) {
 	t.Parallel()
-	workerSets(t)
-	for _, c := range []nodeFaultCase{
+	workers(t)
+	// Flux's side: tbon.torpid_max, then rank 0's end (the job's
+	// cleanup, rc3, the broker's exit), which on a loaded machine
+	// waits for CPUs much longer than Flux took to notice.
+	const fluxBound = 150 * time.Second
+	for _, c := range []struct {
+		name  string
+		index int    // the pod whose node the fault hits
+		fault string // cluster.sh node ACTION, or drain
+		undo  string
+		lost  bool // the node stops answering for its pods
+		// jobPerPod: three Jobs of one pod, not one of three, so
+		// that a Job fails with its own pod, not the lost node's.
+		jobPerPod bool
+	}{
 		{"follower-off", 2, "off", "on", true, false},
 		{"follower-off-job-per-pod", 2, "off", "on", true, true},
 		{"leader-off", 0, "off", "on", true, false},
 		{"follower-hung", 2, "freeze", "thaw", true, false},
 		{"follower-cut", 1, "cut", "reconnect", true, false},
+		{"follower-drained", 1, "drain", "uncordon", false, false},
 	} {
-		t.Run(c.name, c.run)
+		t.Run(c.name, func(t *testing.T) {
+			ws := holdWorkers(t)
+			n := newNamespace(t, "node-"+c.name)
+			groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("nf")}}
+			if c.jobPerPod {
+				groups[0].replicas, groups[0].completions = 3, 1
+			}
+			n.apply(faultJobSet(t, "nf", 600, nil, groups...))
+			var r *nodeFaultRun
+			t.Cleanup(func() {
+				if r != nil && r.node != "" {
+					undoFault(t, c.undo, r.node)
+				}
+			})
+			job, index := 0, c.index
+			if c.jobPerPod {
+				job, index = c.index, 0
+			}
+			// With a Job per pod nothing waits for the lost node: the
+			// test never declares it out of service.
+			r = runNodeFault(t, n, ws, job, index, c.fault, c.lost, c.lost && !c.jobPerPod, fluxBound+2*faultBound)
+			r.record(t, "the "+strings.Split(c.name, "-")[0]+"'s node: "+c.fault, jobSetFailed)
+			if r.fluxEnd == 0 || r.fluxEnd > fluxBound {
+				t.Errorf("Flux ended the instance %s after the fault, want within %s", r.fluxEnd.Round(time.Second), fluxBound)
+			}
+			if c.jobPerPod && r.endAfter-r.fluxEnd > faultBound {
+				t.Errorf("with a Job per pod the JobSet ended %s after Flux did, want within %s: it waited for the lost node", (r.endAfter - r.fluxEnd).Round(time.Second), faultBound)
+			}
+			if r.taint != 0 && r.endAfter-r.taint > faultBound {
+				t.Errorf("the JobSet ended %s after the node was declared out of service, want within %s", (r.endAfter - r.taint).Round(time.Second), faultBound)
+			}
+			checkNoRetries(t, n, r.h, groups)
+			t.Logf("node fault: %s | Flux %.0f s | NotReady %.0f s | out of service %.0f s | %s %.0f s | %s | pods created %v",
+				c.name, r.fluxEnd.Seconds(), r.notReady.Seconds(), r.taint.Seconds(), r.state, r.endAfter.Seconds(), endedBy(&r.faultRun), n.podsCreated())
+		})
 	}
-}
-
-// TestNodeDrains: a drained node (kubectl drain) ends the JobSet by
-// itself, Failed; a drain that a PodDisruptionBudget forbids is refused
-// and leaves the instance to Complete.
-func TestNodeDrains(t *testing.T) {
-	t.Parallel()
-	workerSets(t)
-	t.Run("follower-drained", nodeFaultCase{"follower-drained", 1, "drain", "uncordon", false, false}.run)
 	t.Run("drained-with-budget", func(t *testing.T) {
 		ws := holdWorkers(t)
 		n := newNamespace(t, "node-drain-pdb")
-		groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers(ws, "nf")}}
+		groups := []group{{name: "w", replicas: 1, completions: 3, pod: onWorkers("nf")}}
 		pdb := fmt.Sprintf(`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"nf"},"spec":{"minAvailable":3,"selector":{"matchLabels":{%q:"nf"}}}}`, labelJobSet)
 		n.apply([]byte(pdb))
 		n.apply(faultJobSet(t, "nf", 40, nil, groups...))
@@ -485,7 +426,7 @@ func TestNodeDrains(t *testing.T) {
 			}
 		})
 		r := runFaultWithin(t, n, "nf", 3, 2*faultBound, func(s *snapshot) {
-			nodesOf(t, s, ws.nodes)
+			nodesOf(t, s, ws)
 			p, _ := s.pod("w", 0, 1)
 			node = p.Spec.NodeName
 			drain(t, node, true)

@@ -7,20 +7,19 @@ import (
 	"time"
 )
 
-// Node labels of the workers' topology (hack/kube/nodes.sh): each set of
-// three workers is a block of its own, two of them in one rack and the
-// third in another.
+// Node labels of the workers' topology (hack/kube/nodes.sh): block-1
+// holds every worker, rack-1 two of them and rack-2 the third.
 const (
 	blockLabel = "jobset-flux.test/block"
 	rackLabel  = "jobset-flux.test/rack"
 )
 
 // tasQueue makes a Kueue Topology over the workers' labels (block, rack,
-// host), a ResourceFlavor on one set of workers with that topology and the
+// host), a ResourceFlavor on the workers with that topology and the
 // workers' toleration, a ClusterQueue admitting only the namespace and a
 // LocalQueue "queue": the objects a platform team writes for
 // topology-aware scheduling. All are deleted when the test ends.
-func tasQueue(t *testing.T, n *namespace, set workerSet) *kueueQueue {
+func tasQueue(t *testing.T, n *namespace) *kueueQueue {
 	t.Helper()
 	requireKueue(t)
 	q := &kueueQueue{n: n, flavor: n.name + "-rf", clusterQueue: n.name + "-cq", local: "queue"}
@@ -38,7 +37,7 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: %[5]s}
 spec:
-  nodeLabels: {%[6]s}
+  nodeLabels: {%[6]s: workers}
   topologyName: %[1]s
   tolerations:
   - {key: %[7]s, operator: Exists, effect: NoSchedule}
@@ -61,7 +60,7 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: %[10]s, namespace: %[9]s}
 spec: {clusterQueue: %[8]s}
-`, topology, blockLabel, rackLabel, hostnameKey, q.flavor, workerSetOf+": "+set.name, workerTaint, q.clusterQueue, n.name, q.local)
+`, topology, blockLabel, rackLabel, hostnameKey, q.flavor, workerPool, workerTaint, q.clusterQueue, n.name, q.local)
 	t.Cleanup(func() {
 		for _, obj := range []string{"clusterqueue/" + q.clusterQueue, "resourceflavor/" + q.flavor, "topology.kueue.x-k8s.io/" + topology} {
 			if _, err := n.run(nil, "delete", obj, "--ignore-not-found", "--wait=false"); err != nil {
@@ -91,14 +90,14 @@ func nodeLabels(t *testing.T, key string) map[string]string {
 }
 
 // TestKueueTopology: Kueue's topology-aware scheduling places a queued
-// Flux JobSet as its pod template asks, over a set of workers' racks and
+// Flux JobSet as its pod template asks, over the workers' racks and
 // block. Each pod asks for 3 of a worker's 4 CPUs, so a node holds one
-// pod: two pods fit the set's first rack, three fit no rack but the block. An instance
+// pod: two pods fit rack-1, three fit no rack but the block. An instance
 // placed in a rack or the block forms and Completes there; one that
 // requires a rack for three pods is never admitted, and has no pods.
 func TestKueueTopology(t *testing.T) {
 	t.Parallel()
-	workerSets(t)
+	workers(t)
 	cmd := []string{"bash", "-c", `echo "task $FLUX_TASK_RANK of $FLUX_JOB_SIZE on $(hostname)"`}
 	for _, c := range []struct {
 		name, key, level string
@@ -114,14 +113,14 @@ func TestKueueTopology(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws := holdWorkers(t)
 			n := newNamespace(t, "tas-"+c.name)
-			q := tasQueue(t, n, ws)
+			q := tasQueue(t, n)
 			container := app("3", "64Mi", cmd...)
 			// The pods tolerate the workers' taint themselves: Kueue adds
 			// the flavor's tolerations to the pods it starts, but its
 			// node-failure check reads the pod template's, and evicts a
 			// workload whose nodes carry a taint the template does not
 			// tolerate.
-			pod := map[string]any{"tolerations": onWorkers(ws, "tas")["tolerations"]}
+			pod := map[string]any{"tolerations": onWorkers("tas")["tolerations"]}
 			groups := []group{{name: "w", replicas: 1, completions: c.pods, container: container, pod: pod,
 				podAnnotations: map[string]any{c.key: c.level}}}
 			rendered := q.queued(t, "tas", "", groups...)
@@ -150,7 +149,7 @@ func TestKueueTopology(t *testing.T) {
 				return
 			}
 			h := n.expectEnd("tas", jobSetCompleted, instanceTimeout)
-			nodes := nodesOf(t, h.last, ws.nodes)
+			nodes := nodesOf(t, h.last, ws)
 			domains := nodeLabels(t, c.sameDomain)
 			seen := map[string]bool{}
 			for pod, node := range nodes {
