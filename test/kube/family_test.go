@@ -79,7 +79,7 @@ func TestClusterFamily(t *testing.T) {
 		t.Parallel()
 		const js = "fam"
 		n := newNamespace(t, "family-"+env.ipFamily)
-		n.apply(render(t, jobSet(t, js, map[string]string{"flux-framework.org/start-timeout": "2m"}, familyCommand, groups...)))
+		n.apply(render(t, jobSet(t, js, nil, familyCommand, groups...)))
 		h := n.expectEnd(js, jobSetCompleted, instanceTimeout)
 		// Each pod's address, by its hostname (the JobSet's pod
 		// names end in a random suffix).

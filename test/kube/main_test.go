@@ -36,11 +36,9 @@ func TestMain(m *testing.M) {
 	// The node runs several small JobSets at once far below its pod limit;
 	// most of a test's wall time is waiting (for pods, for an instance
 	// that must not form), not CPU, so more tests than the 2 CPUs run at a
-	// time. Six run; two more slots are for the tests that wait for a set
-	// of worker nodes (holdWorkers), which hold a slot while they wait.
-	// -parallel on the command line still wins (parsed after this).
+	// time; -parallel on the command line still wins (parsed after this).
 	if f := flag.Lookup("test.parallel"); f != nil {
-		_ = f.Value.Set("8")
+		_ = f.Value.Set("6")
 	}
 	flag.Parse()
 	env.err = setup()
