@@ -69,12 +69,12 @@ $(BIN)/staticcheck:
 system-deps:
 	bash .ci/install-system-deps
 
-## test: everything CI runs, from a fresh Debian machine (as root) on: two lanes at once, then test-flux and test-kube alone.
+## test: everything CI runs, from a fresh Debian machine (as root) on: two lanes at once, then test-flux, test-kube and test-kube-ipv6 alone.
 # One after the other the targets left a 2-CPU machine idle for a good part
 # of the time (hack/cold-run.sh SERIAL=1: the image tests wait on the Docker
 # engine), so make test runs two lanes side by side: lint, unit, test-kpt
 # and test-apiserver (no Docker), and every other target but two. Then
-# test-flux and test-kube run alone, one after the other: their brokers
+# test-flux, test-kube and test-kube-ipv6 run alone, one after the other: their brokers
 # run under time limits, and a cluster's own CPU grows with its wall time
 # (run beside the lanes, test-kube took much longer and its API server
 # used more CPU; docs/contributing/measurements.md has the figures). Each
