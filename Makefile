@@ -73,7 +73,7 @@ system-deps:
 # One after the other the targets left a 2-CPU machine idle for a good part
 # of the time (hack/cold-run.sh SERIAL=1: the image tests wait on the Docker
 # engine), so make test runs two lanes side by side: lint, unit, test-kpt
-# and test-apiserver (no Docker), and every other target but two. Then
+# and test-apiserver (no Docker), and every other target but three. Then
 # test-flux, test-kube and test-kube-ipv6 run alone, one after the other: their brokers
 # run under time limits, and a cluster's own CPU grows with its wall time
 # (run beside the lanes, test-kube took much longer and its API server
