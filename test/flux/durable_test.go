@@ -5,12 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jobset-flux/jobset-flux/test/flux/internal/kubelet"
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 // Durable instances (state-claim) on real brokers: the instance is
@@ -121,73 +121,22 @@ func stopAfter(t *testing.T, objs kubelet.Objects, claims map[string]string, ste
 	return done, logs(r.c.Pod(leader), "app")
 }
 
-// checkResumed checks the resumed instance's rank 0 log: it saw
-// JOBSET_FLUX_RESTORED=1, every step succeeded exactly once, no step that
-// had succeeded before the stop ran again, and each job lost to the stop
-// says so.
-func checkResumed(t *testing.T, log, claim string, doneBefore []string, exact bool) {
+// checkResumed checks the resumed instance's rank 0 log and the claim's
+// file ran against the durable launcher's promise
+// (testsupport.CheckDurableResume), and that the outputs of the steps
+// were kept.
+func checkResumed(t *testing.T, log, claim string, doneBefore []string, stop testsupport.DurableStop) {
 	t.Helper()
 	ran, err := os.ReadFile(filepath.Join(claim, "ran"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := strings.Fields(string(ran))
-	again := 0
-	for i := 1; i <= durableSteps; i++ {
-		name := fmt.Sprintf("step-%d", i)
-		n := slices.Index(runs, name)
-		count := 0
-		for _, r := range runs {
-			if r == name {
-				count++
-			}
-		}
-		switch {
-		case n < 0:
-			t.Errorf("%s never ran to its end", name)
-		case count > 1 && (exact || slices.Contains(doneBefore, name)):
-			t.Errorf("%s ran to its end %d times, want once", name, count)
-		case count > 1:
-			again++
-		}
-	}
-	if again > 0 {
-		t.Logf("%d steps that ended less than a checkpoint period before rank 0 was killed ran again", again)
-	}
-	if !strings.Contains(log, "restored=1\n") {
-		t.Errorf("the resumed launcher did not see JOBSET_FLUX_RESTORED=1")
-	}
-	jobs := map[string][]string{}
-	lost := 0
-	for _, m := range regexp.MustCompile(`(?m)^job (step-\d+) (\S+) ?(.*)$`).FindAllStringSubmatch(log, -1) {
-		t.Logf("resumed history: %s", m[0])
-		jobs[m[1]] = append(jobs[m[1]], m[2])
-		if m[2] == "COMPLETED" {
-			continue
-		}
-		// A job running when the pods stopped ended as lost: rank 0
-		// canceled it saying so; after a kill, the next instance's
-		// Flux failed it, unable to reattach to it.
-		lost++
-		if !strings.Contains(m[3], "lost: the instance stopped") && (exact || !strings.Contains(m[3], "failed to create guest ns")) {
-			t.Errorf("%s ended %s with the note %q, want one that says it was lost to the stop", m[1], m[2], m[3])
-		}
-	}
-	for i := 1; i <= durableSteps; i++ {
-		name := fmt.Sprintf("step-%d", i)
-		if n := slices.Index(jobs[name], "COMPLETED"); n < 0 || strings.Count(strings.Join(jobs[name], " "), "COMPLETED") != 1 {
-			t.Errorf("%s: results %v, want exactly one COMPLETED", name, jobs[name])
-		}
-		if slices.Contains(doneBefore, name) && len(jobs[name]) != 1 {
-			t.Errorf("%s succeeded before the stop, but ran again: %v", name, jobs[name])
-		}
-	}
+	testsupport.CheckDurableResume(log, ran, durableSteps, doneBefore, stop).Report(t)
 	for i := 1; i <= 2; i++ {
 		if want := fmt.Sprintf("output of step-%d: out-%d\n", i, i); !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q: a step's output was not kept", strings.TrimSpace(want))
 		}
 	}
-	t.Logf("jobs lost to the stop and run again: %d", lost)
 }
 
 // TestDurableResume: an instance with state-claim is stopped after 4 of
@@ -218,7 +167,7 @@ func TestDurableResume(t *testing.T) {
 	if !strings.Contains(log, "(dump ") {
 		t.Errorf("rank 0 did not restore a dump:\n%s", lastLines(log, 30))
 	}
-	checkResumed(t, log, dir, doneBefore, true)
+	checkResumed(t, log, dir, doneBefore, testsupport.StoppedCleanly)
 	// The restored dump stays until the next start, which keeps only the
 	// dump RESTORE names: the one the second instance wrote as it ended.
 	dumps, _ := filepath.Glob(filepath.Join(dir, "keep", "dump", "*.tgz"))
@@ -254,7 +203,7 @@ func TestDurableKilledWithoutStop(t *testing.T) {
 	if !strings.Contains(log, "reloaded Fluxion") {
 		t.Errorf("rank 0 did not reload Fluxion after an unclean stop:\n%s", lastLines(log, 40))
 	}
-	checkResumed(t, log, dir, doneBefore, false)
+	checkResumed(t, log, dir, doneBefore, testsupport.KilledWithoutStop)
 	if t.Failed() {
 		t.Logf("resumed rank 0:\n%s", log)
 	}

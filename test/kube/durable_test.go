@@ -5,10 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 // Durable instances (state-claim): rank 0 keeps Flux's state on a claim
@@ -136,61 +137,22 @@ func waitSteps(t *testing.T, n *namespace, jobSet string, want int) durableRun {
 	return durableRun{}
 }
 
-// checkResumed reads the last rank 0's log: the instance was restored,
-// every step succeeded exactly once, and each step that had succeeded
-// before the stop was never run again. When the pods were stopped (not a
-// rank lost), each job lost says so.
-func checkResumed(t *testing.T, n *namespace, log string, before durableRun, stopped bool) {
+// checkResumed checks the last rank 0's log and the claim's file ran
+// against the durable launcher's promise (testsupport.CheckDurableResume),
+// and that rank 0 said it resumed a state.
+func checkResumed(t *testing.T, n *namespace, log string, before durableRun, stop testsupport.DurableStop) {
 	t.Helper()
 	ran, err := os.ReadFile(filepath.Join(stateHostDir(n), "ran"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; i <= durableSteps; i++ {
-		name := fmt.Sprintf("step-%d", i)
-		if c := countOf(strings.Fields(string(ran)), name); c != 1 {
-			t.Errorf("%s ran to its end %d times, want once", name, c)
-		}
-	}
-	if !strings.Contains(log, "restored=1\n") {
-		t.Errorf("the resumed launcher did not see JOBSET_FLUX_RESTORED=1:\n%s", lastLines(log, 40))
-	}
+	testsupport.CheckDurableResume(log, ran, durableSteps, before.doneBefore, stop).Report(t)
 	if !strings.Contains(log, "state-claim: resuming an earlier instance's state") {
-		t.Errorf("rank 0 did not say it resumed a state:\n%s", lastLines(log, 40))
+		t.Errorf("rank 0 did not say it resumed a state")
 	}
-	jobs := map[string][]string{}
-	for _, m := range regexp.MustCompile(`(?m)^job (step-\d+) (\S+) ?(.*)$`).FindAllStringSubmatch(log, -1) {
-		jobs[m[1]] = append(jobs[m[1]], m[2])
-		if m[2] != "COMPLETED" {
-			t.Logf("lost: %s", m[0])
-			if stopped && !strings.Contains(m[3], "lost: the instance stopped") {
-				t.Errorf("%s ended %s with the note %q, want one that says it was lost to the stop", m[1], m[2], m[3])
-			}
-		}
+	if t.Failed() {
+		t.Logf("rank 0's log ends:\n%s", lastLines(log, 40))
 	}
-	for i := 1; i <= durableSteps; i++ {
-		name := fmt.Sprintf("step-%d", i)
-		results := jobs[name]
-		if n := countOf(results, "COMPLETED"); n != 1 {
-			t.Errorf("%s: %d COMPLETED jobs (%v), want exactly 1", name, n, results)
-		}
-		if slices.Contains(before.doneBefore, name) && len(results) != 1 {
-			t.Errorf("%s succeeded before the stop, but the resumed instance ran it again: %v", name, results)
-		}
-	}
-	if !strings.Contains(log, fmt.Sprintf("%d steps succeeded", durableSteps)) {
-		t.Errorf("the launcher did not count %d steps:\n%s", durableSteps, lastLines(log, 40))
-	}
-}
-
-func countOf(list []string, s string) int {
-	n := 0
-	for _, v := range list {
-		if v == s {
-			n++
-		}
-	}
-	return n
 }
 
 // durableShape is two pods of one core each: two steps run at a time.
@@ -223,7 +185,7 @@ func TestDurableSuspendResume(t *testing.T) {
 	}
 	log := leaderLog(t, n, "", "steps", jobSetCompleted, "w", "app")
 	t.Logf("+%s Completed", time.Since(start).Round(time.Second))
-	checkResumed(t, n, log, before, true)
+	checkResumed(t, n, log, before, testsupport.StoppedCleanly)
 }
 
 // TestDurablePreemption: Kueue preempts a launcher instance with
@@ -264,7 +226,7 @@ func TestDurablePreemption(t *testing.T) {
 	t.Logf("+%s high Completed, low admitted again", time.Since(k.start).Round(time.Second))
 	log := leaderLog(t, n, "", "low", jobSetCompleted, "w", "app")
 	t.Logf("+%s low Completed", time.Since(k.start).Round(time.Second))
-	checkResumed(t, n, log, before, true)
+	checkResumed(t, n, log, before, testsupport.StoppedCleanly)
 }
 
 // waitNoPods waits until the JobSet has no pods left.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 // infra-restarts on the real cluster: the JobSet controller restarts the
@@ -98,7 +100,7 @@ func TestInfraRestartsFollowerLost(t *testing.T) {
 	if r := jobSetRestarts(t, n, "steps"); r != "1" {
 		t.Errorf("status.restarts %s, want 1", r)
 	}
-	checkResumed(t, n, log, before, false)
+	checkResumed(t, n, log, before, testsupport.RankLost)
 }
 
 // terminationMessage is a container's termination message, from its
