@@ -162,15 +162,7 @@ func render(t *testing.T, docs string) []byte {
 // function on PATH, as a user does.
 func kustomizeBuild(t *testing.T, dir string) []byte {
 	t.Helper()
-	cmd := exec.Command(env.kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(env.function)+":"+os.Getenv("PATH"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr.String())
-	}
-	return out
+	return testsupport.KustomizeBuild(t, env.kustomize, env.function, dir)
 }
 
 // run is one runtime test's cluster: started from rendered YAML, closed

@@ -11,14 +11,6 @@ import (
 	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
-// ipv6Command prints each task's host; rank 0's task also prints its
-// broker's TBON sockets and rank 1's the URI it reached rank 0 by.
-var ipv6Command = []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"
-case $FLUX_TASK_RANK in
-0) python3 -c '` + testsupport.TBONSockets + `' ;;
-1) echo "parent $(` + fluxBin + ` getattr tbon.parent-endpoint)" ;;
-esac`}
-
 // TestIPv6: on a single-stack IPv6 pod network (no IPv4 address on any
 // pod, DNS with AAAA records only) an instance rendered with ip-family
 // ipv6 forms and Completes: every broker binds its pod's global IPv6
@@ -28,7 +20,7 @@ func TestIPv6(t *testing.T) {
 	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "w", replicas: 1, completions: 3}}
-	rendered := render(t, jobSet(t, "six", map[string]string{"flux-framework.org/ip-family": "ipv6"}, ipv6Command, groups...))
+	rendered := render(t, jobSet(t, "six", map[string]string{"flux-framework.org/ip-family": "ipv6"}, testsupport.TBONCommand(fluxBin), groups...))
 	r := startWith(t, kubelet.Options{Images: images(nil), IPv6: true}, decode(t, rendered))
 	res := r.wait(instanceTimeout)
 	leader := r.c.Pod("six-w-0-0")
@@ -74,7 +66,7 @@ func TestIPv6WithoutIPFamily(t *testing.T) {
 	t.Parallel()
 	requireEnv(t)
 	groups := []group{{name: "w", replicas: 1, completions: 2}}
-	rendered := render(t, jobSet(t, "four", nil, ipv6Command, groups...))
+	rendered := render(t, jobSet(t, "four", nil, testsupport.TBONCommand(fluxBin), groups...))
 	start := time.Now()
 	r := startWith(t, kubelet.Options{Images: images(nil), IPv6: true}, decode(t, rendered))
 	res := r.wait(instanceTimeout)

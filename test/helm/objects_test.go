@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -83,15 +84,7 @@ func kustomizeBuild(t *testing.T, stream, config string) string {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(env.kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(env.fn)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"JOBSET_FLUX_KEY_SEED="+testSeed)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("kustomize build: %v\n%s", err, stderr.String())
-	}
-	return out.String()
+	return string(testsupport.KustomizeBuild(t, env.kustomize, env.fn, dir, "JOBSET_FLUX_KEY_SEED="+testSeed))
 }
 
 // runFunction runs jobset-flux on stdin ("-") with args, the key seed in

@@ -52,14 +52,6 @@ func hostCIDR(ip string) string {
 	return ip + "/32"
 }
 
-// familyCommand prints each task's host; rank 0's task also prints its
-// broker's TBON sockets, and rank 1's the URI it reached rank 0 by.
-var familyCommand = []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"
-case $FLUX_TASK_RANK in
-0) python3 -c '` + testsupport.TBONSockets + `' ;;
-1) echo "parent $(` + fluxBin + ` getattr tbon.parent-endpoint)" ;;
-esac`}
-
 // TestClusterFamily: an instance speaks the cluster's address family.
 // make test runs test/kube on an IPv4 cluster, and this test with the
 // examples and TestAcrossNodes again on a single-stack IPv6 one
@@ -79,7 +71,7 @@ func TestClusterFamily(t *testing.T) {
 		t.Parallel()
 		const js = "fam"
 		n := newNamespace(t, "family-"+env.ipFamily)
-		n.apply(render(t, jobSet(t, js, nil, familyCommand, groups...)))
+		n.apply(render(t, jobSet(t, js, nil, testsupport.TBONCommand(fluxBin), groups...)))
 		h := n.expectEnd(js, jobSetCompleted, instanceTimeout)
 		// Each pod's address, by its hostname (the JobSet's pod
 		// names end in a random suffix).
@@ -125,7 +117,7 @@ func TestClusterFamily(t *testing.T) {
 		t.Parallel()
 		const js = "nofam"
 		n := newNamespace(t, "family-none")
-		doc := jobSet(t, js, map[string]string{"flux-framework.org/start-timeout": "5m", ipFamilyAnnotation: ""}, familyCommand, groups...)
+		doc := jobSet(t, js, map[string]string{"flux-framework.org/start-timeout": "5m", ipFamilyAnnotation: ""}, testsupport.TBONCommand(fluxBin), groups...)
 		if strings.Contains(doc, ipFamilyAnnotation) {
 			t.Fatalf("the JobSet still sets ip-family:\n%s", doc)
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jobset-flux/jobset-flux/test/testsupport"
 )
 
 // kubectl runs $KUBECTL against the test cluster and returns its stdout;
@@ -223,13 +225,5 @@ func renderRaw(t *testing.T, docs string) (out []byte, stderr string, code int) 
 // function on PATH, as the README says a user does.
 func kustomizeBuild(t *testing.T, dir string) []byte {
 	t.Helper()
-	cmd := exec.Command(env.kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(env.function)+":"+os.Getenv("PATH"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr.String())
-	}
-	return out
+	return testsupport.KustomizeBuild(t, env.kustomize, env.function, dir)
 }

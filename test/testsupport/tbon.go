@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// TBONSockets is a Python program that prints a broker's TBON sockets as
+// tbonSockets is a Python program that prints a broker's TBON sockets as
 // its pod's network namespace holds them (/proc/net/tcp6, /proc/net/tcp):
 // "listen ADDR" for each socket listening on port 8050, the port the render
 // gives the brokers, and "peer ADDR" for each connection accepted there.
 // Run in rank 0's pod, it shows the address family the instance uses.
-const TBONSockets = `import socket, struct
+const tbonSockets = `import socket, struct
 def addr(hexaddr):
     raw = bytes.fromhex(hexaddr)
     if len(raw) == 4:
@@ -29,9 +29,21 @@ for table in ("/proc/net/tcp6", "/proc/net/tcp"):
             print("peer", addr(fields[2].split(":")[0]))
 `
 
+// TBONCommand is an instance's command, for the Flux command at flux, that
+// shows how its brokers connected: each task prints its host ("task RANK on
+// HOST"); rank 0's task also prints its broker's TBON sockets, and rank 1's
+// the endpoint it reached its parent by ("parent URI").
+func TBONCommand(flux string) []string {
+	return []string{"bash", "-c", `echo "task $FLUX_TASK_RANK on $(hostname)"
+case $FLUX_TASK_RANK in
+0) python3 -c '` + tbonSockets + `' ;;
+1) echo "parent $(` + flux + ` getattr tbon.parent-endpoint)" ;;
+esac`}
+}
+
 var tbonSocketLine = regexp.MustCompile(`(?m)^(listen|peer) (\S+)$`)
 
-// TBONSocketsIn returns the addresses TBONSockets printed into out: those
+// TBONSocketsIn returns the addresses TBONCommand's rank 0 printed into out: those
 // rank 0 listens on and those its children connected from.
 func TBONSocketsIn(out string) (listen, peers []string) {
 	for _, m := range tbonSocketLine.FindAllStringSubmatch(out, -1) {
