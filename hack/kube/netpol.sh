@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # NetworkPolicy enforcement on the test cluster of hack/kube/cluster.sh:
 # kube-router's network policy controller (hack/kube/netpol, run with only
-# its firewall on: no routing, no service proxy), a host process with the
-# admin kubeconfig like the JobSet controller and Kueue. It programs
-# iptables chains (KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-*) and ipsets
-# for the pods of its node; with no NetworkPolicy in a namespace, that
-# namespace's traffic is untouched.
+# its firewall on: no routing, no service proxy) on every node, as a
+# network plugin's DaemonSet runs it. The first node's is a host process
+# with the admin kubeconfig like the JobSet controller and Kueue; a
+# worker's runs inside the worker's namespaces, so that its chains and
+# ipsets are that node's, and a node fault (hack/kube/nodes.sh) stops or
+# kills it with the node. Each programs iptables chains (KUBE-ROUTER-*,
+# KUBE-POD-FW-*, KUBE-NWPLCY-*) and ipsets for the pods of its node; with no
+# NetworkPolicy in a namespace, that namespace's traffic is untouched.
 #
 # Usage: hack/kube/netpol.sh build|up|down|status
 #   build   build or reuse the binary (hack/kube/netpol/build.sh).
-#   up      on a running cluster: start the controller and wait until it is
-#           healthy and its chains are in place. A healthy running one is
-#           left as is (FRESH=1 restarts it). cluster.sh up calls it.
-#   down    stop it, remove every chain and rule it made and the ipsets
+#   up      on a running cluster: start each node's controller that does
+#           not run (a worker's after it was powered off, for one) and wait
+#           until it is healthy and its chains are in place. Healthy
+#           running ones are left as they are (FRESH=1 restarts them).
+#           cluster.sh up and `cluster.sh node on` call it.
+#   down    stop them, remove every chain and rule they made and the ipsets
 #           that were not there before up. cluster.sh down calls it.
-#   status  exit 0 if it runs and is healthy.
+#   status  exit 0 if every node's runs and is healthy.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +30,8 @@ NODE=${KUBE_NODE_NAME:-jobset-flux-node}
 IP_FAMILY=$(cat "$S/ip-family" 2>/dev/null || echo ipv4)
 # shellcheck source-path=SCRIPTDIR
 source "$here/family.sh"
+# shellcheck source-path=SCRIPTDIR
+source "$here/nodes.sh"
 NETPOL_HEALTH_PORT=18084
 # The ipsets kube-router names (pkg/controllers/netpol): only these, and only
 # those that were not there before up, are destroyed by down.
@@ -55,13 +62,41 @@ lock() {
   flock 7
 }
 
-pid_file() { echo "$S/run/netpol.pid"; }
+# Nodes are numbered as nodes.sh numbers workers: 0 is the first node.
 
-# alive: the PID file names a live process whose command line names the state
-# directory (so a recycled PID is never taken for ours).
+# nodes: 0 and each worker's index.
+nodes() {
+  echo 0
+  worker_indexes
+}
+
+# node_name I, pid_file I, log_file I, kubeconfig I: node I's name, and its
+# controller's PID file, log and kubeconfig. A worker's kubeconfig is in the
+# worker's directory, so that its controller's command line names the
+# worker, as nodes.sh's faults find the worker's processes.
+node_name() { if (($1 == 0)); then echo "$NODE"; else worker_name "$1"; fi; }
+pid_file() { if (($1 == 0)); then echo "$S/run/netpol.pid"; else echo "$S/run/w$1-netpol.pid"; fi; }
+log_file() { if (($1 == 0)); then echo "$S/log/netpol.log"; else echo "$S/log/w$1-netpol.log"; fi; }
+kubeconfig() { if (($1 == 0)); then echo "$N/kubeconfig"; else echo "$(worker_dir "$1")/netpol.kubeconfig"; fi; }
+
+# on_node I CMD...: CMD in node I's network (and mount) namespace; fails
+# when a worker's namespaces are gone.
+on_node() {
+  local i=$1
+  shift
+  if ((i == 0)); then
+    "$@"
+  else
+    [[ -f $S/run/w$i-mntns.pid && -d /proc/$(cat "$S/run/w$i-mntns.pid") ]] || return 1
+    in_worker "$i" "$@"
+  fi
+}
+
+# alive I: the PID file names a live process whose command line names the
+# state directory (so a recycled PID is never taken for ours).
 alive() {
   local f pid
-  f=$(pid_file)
+  f=$(pid_file "$1")
   [[ -f $f ]] || return 1
   pid=$(cat "$f")
   [[ -d /proc/$pid ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$S/"
@@ -75,68 +110,86 @@ running() {
 }
 
 healthy() {
-  curl -sf "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz" >/dev/null &&
-    "$IPT" -w -S KUBE-ROUTER-FORWARD >/dev/null 2>&1
+  on_node "$1" curl -sf "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz" >/dev/null &&
+    on_node "$1" "$IPT" -w -S KUBE-ROUTER-FORWARD >/dev/null 2>&1
 }
 
 cmd_status() {
-  alive || { log "not running"; return 1; }
-  healthy || { log "not healthy"; return 1; }
-  log "running: pid $(cat "$(pid_file)")"
+  local i
+  for i in $(nodes); do
+    alive "$i" || { log "node $(node_name "$i"): not running"; return 1; }
+    healthy "$i" || { log "node $(node_name "$i"): not healthy"; return 1; }
+  done
+  log "running on $(nodes | wc -l) nodes"
 }
 
 cmd_up() {
-  local start=$SECONDS bin
-  if [[ ${FRESH:-} != 1 ]] && cmd_status 2>/dev/null; then
-    log "already running and healthy (FRESH=1 restarts)"
-    return 0
-  fi
-  cmd_down
+  local start=$SECONDS bin i
+  if [[ ${FRESH:-} == 1 ]]; then cmd_down; fi
   command -v ipset >/dev/null || die "ipset is not installed (.ci/apt/kube.txt; make system-deps)"
   [[ -f $S/admin.kubeconfig ]] || die "the cluster is not running (hack/kube/cluster.sh up)"
   bin=$(bash "$here/netpol/build.sh" | tail -n1)/bin/kube-router
   mkdir -p "$N" "$S/run" "$S/log"
   if [[ ! -f $N/sets-before ]]; then ipset list -n >"$N/sets-before" 2>/dev/null || :; fi
-  cp "$S/admin.kubeconfig" "$N/kubeconfig"
-  # A kube-router that exits at start is started once more: CI saw one exit
-  # with nothing in its log and no reproduction since. The second exit is
-  # an error that names the exit status.
-  local attempt status
-  for attempt in 1 2; do
-    start_router "$bin"
-    status=0
-    wait_healthy "$(cat "$(pid_file)")" || status=$?
-    case $status in
-    0)
-      log "up in $((SECONDS - start)) s"
-      return 0
-      ;;
-    124) die "timed out waiting for kube-router (log: $S/log/netpol.log)" ;;
-    esac
-    log "kube-router exited with status $status at start (attempt $attempt): $(tail -n 3 "$S/log/netpol.log" 2>/dev/null)"
+  # Every node's starts before any is waited on: each takes seconds to
+  # list the cluster's pods and policies and sync its chains.
+  local started=()
+  for i in $(nodes); do
+    if alive "$i" && healthy "$i"; then continue; fi
+    # From a clean slate: a worker powered on again has the chains its
+    # killed controller left, which a rebooted machine would not.
+    node_down "$i"
+    cp "$S/admin.kubeconfig" "$(kubeconfig "$i")"
+    start_router "$i" "$bin"
+    started+=("$i")
   done
-  die "kube-router exited twice at start (log: $S/log/netpol.log)"
+  for i in "${started[@]}"; do node_wait "$i" "$bin"; done
+  log "up in $((SECONDS - start)) s"
 }
 
-# start_router BIN: kube-router in the background, its PID in the PID file.
+# node_wait I BIN: wait until node I's controller is healthy. One that
+# exits at start is started once more: CI saw one exit with nothing in its
+# log and no reproduction since. The second exit is an error that names
+# the exit status.
+node_wait() {
+  local i=$1 bin=$2 attempt status
+  for attempt in 1 2; do
+    status=0
+    wait_healthy "$i" "$(cat "$(pid_file "$i")")" || status=$?
+    case $status in
+    0) return 0 ;;
+    124) die "timed out waiting for kube-router on $(node_name "$i") (log: $(log_file "$i"))" ;;
+    esac
+    log "kube-router on $(node_name "$i") exited with status $status at start (attempt $attempt): $(tail -n 3 "$(log_file "$i")" 2>/dev/null)"
+    if ((attempt == 1)); then start_router "$i" "$bin"; fi
+  done
+  die "kube-router on $(node_name "$i") exited twice at start (log: $(log_file "$i"))"
+}
+
+# start_router I BIN: node I's kube-router in the background, its PID in
+# the PID file.
 start_router() {
+  local i=$1 bin=$2 enter=()
+  # nsenter and setsid exec what they run: the PID is kube-router's.
+  if ((i > 0)); then enter=(nsenter -t "$(cat "$S/run/w$i-mntns.pid")" -m -n --); fi
   # 9<&- 8<&- 7<&-: the cluster's, Kueue's and this script's locks stay with
   # their holders.
-  setsid "$1" --kubeconfig "$N/kubeconfig" --hostname-override "$NODE" \
+  "${enter[@]}" setsid "$bin" --kubeconfig "$(kubeconfig "$i")" --hostname-override "$(node_name "$i")" \
     --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
     --enable-cni=false --enable-ipv4="$([[ $IP_FAMILY == ipv4 ]] && echo true || echo false)" \
     --enable-ipv6="$([[ $IP_FAMILY == ipv6 ]] && echo true || echo false)" \
     --service-cluster-ip-range "$SVC_CIDR" --health-port "$NETPOL_HEALTH_PORT" --metrics-port 0 \
-    --v 1 </dev/null >"$S/log/netpol.log" 2>&1 9<&- 8<&- 7<&- &
-  echo $! >"$(pid_file)"
+    --v 1 </dev/null >"$(log_file "$i")" 2>&1 9<&- 8<&- 7<&- &
+  echo $! >"$(pid_file "$i")"
 }
 
-# wait_healthy PID: 0 once healthy, 124 on timeout, else the exit status of
-# the kube-router that exited (PID is this shell's child, so wait has it).
+# wait_healthy I PID: 0 once node I's is healthy, 124 on timeout, else the
+# exit status of the kube-router that exited (PID is this shell's child, so
+# wait has it).
 wait_healthy() {
-  local pid=$1 i status
-  for ((i = 0; i < 300; i++)); do
-    healthy && return 0
+  local i=$1 pid=$2 n status
+  for ((n = 0; n < 300; n++)); do
+    healthy "$i" && return 0
     if ! running "$pid"; then
       status=0
       wait "$pid" || status=$?
@@ -150,13 +203,28 @@ wait_healthy() {
 
 cmd_down() {
   [[ -d $S ]] || return 0
-  local f pid i
-  f=$(pid_file)
+  local i
+  # TERM to all first: each takes a second or two to stop.
+  for i in $(nodes); do
+    if alive "$i"; then kill -TERM "$(cat "$(pid_file "$i")")" 2>/dev/null || true; fi
+  done
+  for i in $(nodes); do node_down "$i"; done
+  if [[ -d $N ]]; then
+    destroy_new_sets
+    rm -rf "$N"
+  fi
+}
+
+# node_down I: node I's controller stopped, and its chains and (on a
+# worker) its ipsets removed; a worker whose namespaces are gone has none.
+node_down() {
+  local i=$1 f pid n
+  f=$(pid_file "$i")
   if [[ -f $f ]]; then
     pid=$(cat "$f")
-    if alive; then
+    if alive "$i"; then
       kill -TERM "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50 && ${#pid}; i++)); do
+      for ((n = 0; n < 50; n++)); do
         [[ -d /proc/$pid ]] || break
         sleep 0.1
       done
@@ -166,10 +234,10 @@ cmd_down() {
   fi
   # Not kube-router --cleanup-config: v2.1.0's leaves the filter chains in
   # place and then crashes in the service proxy's cleanup.
-  remove_chains
-  if [[ -d $N ]]; then
-    destroy_new_sets
-    rm -rf "$N"
+  if ((i == 0)); then
+    remove_chains
+  elif on_node "$i" true; then
+    on_node "$i" bash -c "$(declare -p CHAIN_PREFIXES SET_PREFIXES); $(declare -f remove_chains destroy_sets); remove_chains; destroy_sets"
   fi
 }
 
@@ -191,8 +259,18 @@ remove_chains() {
   done
 }
 
-# destroy_new_sets: kube-router's ipsets that were not there before up, once
-# remove_chains took the rules that use them.
+# destroy_sets: every kube-router ipset of a worker's network namespace,
+# where no other set of that name can be, once remove_chains took the
+# rules that use them.
+destroy_sets() {
+  local set
+  while IFS= read -r set; do
+    [[ -n $set ]] && ipset destroy "$set" 2>/dev/null
+  done < <(ipset list -n 2>/dev/null | grep -E "$SET_PREFIXES" || true)
+}
+
+# destroy_new_sets: the first node's kube-router ipsets that were not there
+# before up, once remove_chains took the rules that use them.
 destroy_new_sets() {
   local set
   command -v ipset >/dev/null || return 0

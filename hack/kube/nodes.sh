@@ -216,7 +216,8 @@ workers_alive() {
 #              leaves), then its containers, containerd and kubelet killed
 #              at once (frozen, killed, thawed: none runs on meanwhile).
 #   on         powered on again: its containerd and kubelet restarted,
-#              its link up.
+#              its link up, its NetworkPolicy controller started anew
+#              (hack/kube/netpol.sh up).
 #   freeze     hung: its containers frozen (cgroup freezer), its kubelet,
 #              containerd and shims stopped; its TCP connections stay up.
 #   thaw       the hang ends.
@@ -238,6 +239,8 @@ cmd_node() {
     BINS=$(cat "$S/bins") CONTAINERD=$(cat "$S/containerd-dir")
     start_worker_daemons "$i"
     ip link set "$(worker_link "$i")" up
+    # shellcheck disable=SC2154 # cluster.sh's
+    bash "$here/netpol.sh" up
     ;;
   freeze) freeze_worker "$i" FROZEN STOP ;;
   thaw) freeze_worker "$i" THAWED CONT ;;

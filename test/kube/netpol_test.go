@@ -42,13 +42,30 @@ spec:
 // DNS, an instance's brokers never connect, and the JobSet Fails once the
 // start-timeout passes, a broker's log naming the rank that never joined
 // or the parent it never reached; with network-policy: "true" the same
-// JobSet, with the NetworkPolicy the render writes, Completes.
+// JobSet, with the NetworkPolicy the render writes, Completes. Both on the
+// first node and across two workers, each of which enforces policies
+// itself, as every node of a real cluster does.
 func TestNetworkPolicyDefaultDeny(t *testing.T) {
 	t.Parallel()
 	requireCluster(t)
 	dns := clusterDNS(t).server
+	t.Run("node", func(t *testing.T) {
+		t.Parallel()
+		networkPolicyCases(t, dns, nil, nil)
+	})
+	t.Run("workers", func(t *testing.T) {
+		t.Parallel()
+		ws := holdWorkers(t)
+		networkPolicyCases(t, dns, onWorkers("np"), ws)
+	})
+}
+
+// networkPolicyCases runs the denied and the allowed instance, their pods
+// with the pod spec fields given; with workers, each pod of the allowed one
+// must be on a worker of its own.
+func networkPolicyCases(t *testing.T, dns string, pod map[string]any, workers []string) {
 	const timeout = 30 * time.Second
-	groups := []group{{name: "w", replicas: 1, completions: 2}}
+	groups := []group{{name: "w", replicas: 1, completions: 2, pod: pod}}
 	for _, c := range []struct {
 		name string
 		// annotations beside the start-timeout.
@@ -79,6 +96,9 @@ func TestNetworkPolicyDefaultDeny(t *testing.T) {
 			}
 			checkNoRetries(t, n, h, groups)
 			if c.want != jobSetFailed {
+				if workers != nil {
+					t.Logf("pods on %v", nodesOf(t, h.last, workers))
+				}
 				return
 			}
 			if took < timeout {
