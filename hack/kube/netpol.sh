@@ -210,7 +210,7 @@ cmd_down() {
   done
   for i in $(nodes); do node_down "$i"; done
   if [[ -d $N ]]; then
-    destroy_new_sets
+    destroy_sets 0
     rm -rf "$N"
   fi
 }
@@ -232,53 +232,46 @@ node_down() {
     fi
     rm -f "$f"
   fi
+  # A worker whose namespaces are gone has nothing left to remove.
+  on_node "$i" true || return 0
   # Not kube-router --cleanup-config: v2.1.0's leaves the filter chains in
   # place and then crashes in the service proxy's cleanup.
-  if ((i == 0)); then
-    remove_chains
-  elif on_node "$i" true; then
-    on_node "$i" bash -c "$(declare -p CHAIN_PREFIXES SET_PREFIXES); $(declare -f remove_chains destroy_sets); remove_chains; destroy_sets"
-  fi
+  remove_chains "$i"
+  # The first node's ipsets go only at down, with the list of those that
+  # were there before up (cmd_down).
+  if ((i > 0)); then destroy_sets "$i"; fi
 }
 
-# remove_chains: kube-router's filter chains, and every rule that jumps to
-# one, in iptables and ip6tables. Its rules carry quoted comments, so a
-# rule from -S is read back as shell words (eval), not split on spaces.
+# remove_chains I: kube-router's filter chains on node I, and every rule
+# that jumps to one, in iptables and ip6tables. Its rules carry quoted
+# comments, so a rule from -S is read back as shell words (eval), not split
+# on spaces.
 remove_chains() {
-  local ipt chains chain rule
+  local i=$1 ipt chains chain rule
   for ipt in iptables ip6tables; do
-    mapfile -t chains < <("$ipt" -w -S 2>/dev/null | awk -v re="$CHAIN_PREFIXES" '$1 == "-N" && $2 ~ re { print $2 }')
+    mapfile -t chains < <(on_node "$i" "$ipt" -w -S 2>/dev/null | awk -v re="$CHAIN_PREFIXES" '$1 == "-N" && $2 ~ re { print $2 }')
     ((${#chains[@]})) || continue
-    for chain in "${chains[@]}"; do "$ipt" -w -F "$chain"; done
+    for chain in "${chains[@]}"; do on_node "$i" "$ipt" -w -F "$chain"; done
     for chain in "${chains[@]}"; do
       while IFS= read -r rule; do
-        eval "\"\$ipt\" -w ${rule/-A/-D}"
-      done < <("$ipt" -w -S | grep -E -- "-j $chain( |\$)" || true)
+        eval "on_node \"\$i\" \"\$ipt\" -w ${rule/-A/-D}"
+      done < <(on_node "$i" "$ipt" -w -S | grep -E -- "-j $chain( |\$)" || true)
     done
-    for chain in "${chains[@]}"; do "$ipt" -w -X "$chain"; done
+    for chain in "${chains[@]}"; do on_node "$i" "$ipt" -w -X "$chain"; done
   done
 }
 
-# destroy_sets: every kube-router ipset of a worker's network namespace,
-# where no other set of that name can be, once remove_chains took the
-# rules that use them.
+# destroy_sets I: kube-router's ipsets on node I, once remove_chains took
+# the rules that use them; on the first node only those that were not there
+# before up (a worker's network namespace holds no other).
 destroy_sets() {
-  local set
-  while IFS= read -r set; do
-    [[ -n $set ]] && ipset destroy "$set" 2>/dev/null
-  done < <(ipset list -n 2>/dev/null | grep -E "$SET_PREFIXES" || true)
-}
-
-# destroy_new_sets: the first node's kube-router ipsets that were not there
-# before up, once remove_chains took the rules that use them.
-destroy_new_sets() {
-  local set
+  local i=$1 set
   command -v ipset >/dev/null || return 0
   while IFS= read -r set; do
     [[ -n $set ]] || continue
-    if [[ -f $N/sets-before ]] && grep -qxF -- "$set" "$N/sets-before"; then continue; fi
-    ipset destroy "$set" 2>/dev/null || log "warning: ipset $set is still in use"
-  done < <(ipset list -n 2>/dev/null | grep -E "$SET_PREFIXES" || true)
+    if ((i == 0)) && [[ -f $N/sets-before ]] && grep -qxF -- "$set" "$N/sets-before"; then continue; fi
+    on_node "$i" ipset destroy "$set" 2>/dev/null || log "warning: ipset $set on $(node_name "$i") is still in use"
+  done < <(on_node "$i" ipset list -n 2>/dev/null | grep -E "$SET_PREFIXES" || true)
 }
 
 main "$@"
