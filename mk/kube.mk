@@ -67,8 +67,8 @@ INTEGRATION_TESTS += test-kube-ipv6
 # checks (test/kube/family_test.go), every example in copy mode and an
 # instance across the worker nodes in image mode. The rest of test/kube is
 # about Kubernetes and Flux, not the address family, and runs on IPv4
-# only: the second cluster session must earn its minutes. One set of three
-# workers is all TestAcrossNodes needs.
+# only: the second cluster session must earn its minutes. The three
+# workers are all TestAcrossNodes needs.
 KUBE_IPV6_TESTS ?= ^(TestClusterFamily|TestExamples|TestAcrossNodes)/^(ipv6|copy|three-jobs-image)
 
 .PHONY: test-kube-ipv6

@@ -121,8 +121,8 @@ func TestClusterFamily(t *testing.T) {
 		// A start-timeout far beyond the wait: under load the pods can
 		// spend minutes in their init container, so the wait is timed from
 		// apply and only has to end well before the start-timeout could.
-		const startTimeout, bound = 10 * time.Minute, 5 * time.Minute
-		doc := jobSet(t, js, map[string]string{"flux-framework.org/start-timeout": "10m", ipFamilyAnnotation: ""}, testsupport.TBONCommand(fluxBin), groups...)
+		const startTimeout, bound = "10m", 5 * time.Minute
+		doc := jobSet(t, js, map[string]string{"flux-framework.org/start-timeout": startTimeout, ipFamilyAnnotation: ""}, testsupport.TBONCommand(fluxBin), groups...)
 		if strings.Contains(doc, ipFamilyAnnotation) {
 			t.Fatalf("the JobSet still sets ip-family:\n%s", doc)
 		}
